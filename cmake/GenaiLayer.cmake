@@ -1,0 +1,28 @@
+# genai_layer(<name> [DEPS targets...])
+# Builds every .cpp in the calling folder into the static library genai_<name>.
+# A layer only lists the layers and libraries directly below it.
+function(genai_layer name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(genai_${name} STATIC ${_srcs})
+  target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# genai_test_suite(<name> [DEPS targets...] [LABELS labels...])
+# Builds tests/<name>/*.cpp into one GoogleTest binary and registers its tests with CTest.
+function(genai_test_suite name)
+  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
+  if(NOT _srcs)
+    return()
+  endif()
+  add_executable(test_${name} ${_srcs})
+  target_link_libraries(test_${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  add_dependencies(test_${name} genai)
+  gtest_discover_tests(test_${name}
+    WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
+    PROPERTIES LABELS "${name};${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

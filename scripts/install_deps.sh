@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what genai needs on Debian 12, idempotently.
+#   scripts/install_deps.sh          build + run dependencies (Debian packages)
+#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools
+set -euo pipefail
+
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+packages=(
+  build-essential cmake ninja-build pkg-config python3
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
+  libsentencepiece-dev libhwy-dev libpcre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  adb
+)
+if (( want_test )); then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "install_deps: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if (( want_test )); then
+  # Test-side references only: the C++ code never imports Python.
+  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../tests/python/requirements.txt"
+fi

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command 2 (and CI): install, build, and run every test.
+#  1. release build, full CTest suite (long sweeps excluded: ctest -L long runs them)
+#  2. ASan+UBSan build, unit tests again
+#  3. libFuzzer targets (clang, ASan+UBSan), each for a short time seeded with real files
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+bash scripts/install_deps.sh --test
+export GENAI_DEFAULT_MODEL="$(bash scripts/fetch_default_model.sh)"
+
+echo "== release build + tests"
+bash scripts/build.sh "$root/build"
+ctest --test-dir "$root/build" -LE long --output-on-failure -j2
+
+echo "== ASan+UBSan build + tests"
+bash scripts/build.sh "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENAI_SANITIZE=ON -DGENAI_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir "$root/build-asan" -LE "long|nosan" --output-on-failure -j2
+
+if [[ -f "$root/fuzz/CMakeLists.txt" ]]; then
+  echo "== fuzzing"
+  CC=clang CXX=clang++ bash scripts/build.sh "$root/build-fuzz" -DGENAI_BUILD_FUZZ=ON -DGENAI_BUILD_TESTS=OFF -DGENAI_BUILD_BENCH=OFF
+  bash "$root/fuzz/run_all.sh" "$root/build-fuzz"
+fi
+echo "all test stages passed"

@@ -1,0 +1,37 @@
+// A loaded decoder: config + canonical float weights + the tokenizer that belongs to it.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "model/model_config.h"
+#include "model/weights.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace genai {
+
+enum class CheckpointFormat { kGguf, kHuggingFace, kLlama2c };
+std::string_view checkpoint_format_name(CheckpointFormat f);  // "gguf", "hf", "llama2c"
+
+struct Model {
+  ModelConfig config;
+  Weights weights;                              // float32, HF layout and names (weights.h)
+  std::shared_ptr<const Tokenizer> tokenizer;   // null only when none was found or asked for
+  ChatFormat chat_format = ChatFormat::kNone;   // from the checkpoint's metadata when it says
+  CheckpointFormat format = CheckpointFormat::kGguf;
+  std::filesystem::path checkpoint_path;
+  std::filesystem::path tokenizer_path;         // the file a runtime can load the tokenizer from
+};
+
+struct LoadOptions {
+  std::filesystem::path tokenizer_path;  // --tokenizer_model / --tokenizer_bin; empty = from checkpoint
+  bool load_tokenizer = true;
+};
+
+// Detects the format (GGUF magic, HF folder with config.json, llama2.c .bin) and loads it.
+// Bad input throws InputError naming the file and the key or tensor.
+Model load_model(const std::filesystem::path& checkpoint, const LoadOptions& options = {});
+
+}  // namespace genai

@@ -1,0 +1,25 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace genai {
+
+void Weights::add(std::string name, Tensor t) { tensors_[std::move(name)] = std::move(t); }
+
+const Tensor& Weights::get(const std::string& name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end())
+    throw_input_error("{}: missing tensor {}", source_.empty() ? "weights" : source_, name);
+  return it->second;
+}
+
+namespace weight_names {
+std::string embed_tokens() { return "model.embed_tokens.weight"; }
+std::string final_norm() { return "model.norm.weight"; }
+std::string lm_head() { return "lm_head.weight"; }
+std::string layer(int64_t i, const char* suffix) { return fmt::format("model.layers.{}.{}", i, suffix); }
+}  // namespace weight_names
+
+}  // namespace genai

@@ -1,0 +1,30 @@
+// Runs the built `genai` executable in tests: exit code, stdout and stderr.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace genai::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// args are passed without a shell; the executable is GENAI_EXE.
+CliResult run_genai(const std::vector<std::string>& args);
+
+// A fresh empty directory under the build tree, removed by the caller's TempDir.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace genai::testing
