@@ -18,7 +18,8 @@ std::string slurp_file(const std::string& path) {
   return ss.str();
 }
 
-CliResult run_genai(const std::vector<std::string>& args) {
+namespace {
+CliResult run_argv(const std::vector<std::string>& full, bool search_path) {
   TempDir dir;
   const std::string out_path = dir.file("stdout"), err_path = dir.file("stderr");
   pid_t pid = ::fork();
@@ -29,13 +30,14 @@ CliResult run_genai(const std::vector<std::string>& args) {
     ::dup2(out, 1);
     ::dup2(err, 2);
     ::dup2(in, 0);
+    std::vector<std::string> copy = full;
     std::vector<char*> argv;
-    std::string exe = GENAI_EXE;
-    argv.push_back(exe.data());
-    std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ::execv(exe.c_str(), argv.data());
+    if (search_path)
+      ::execvp(argv[0], argv.data());
+    else
+      ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   int status = 0;
@@ -45,6 +47,23 @@ CliResult run_genai(const std::vector<std::string>& args) {
   r.out = slurp_file(out_path);
   r.err = slurp_file(err_path);
   return r;
+}
+}  // namespace
+
+CliResult run_genai(const std::vector<std::string>& args) {
+  std::vector<std::string> full{GENAI_EXE};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_argv(full, false);
+}
+
+CliResult run_process(const std::vector<std::string>& argv) { return run_argv(argv, true); }
+
+std::string python_script(const std::string& name) { return std::string(GENAI_SOURCE_DIR) + "/tests/python/" + name; }
+
+std::string default_model_path() {
+  const char* env = std::getenv("GENAI_DEFAULT_MODEL");
+  std::string p = env ? env : std::string(GENAI_SOURCE_DIR) + "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+  return std::filesystem::exists(p) ? p : std::string();
 }
 
 TempDir::TempDir() {

@@ -14,6 +14,13 @@ struct CliResult {
 
 // args are passed without a shell; the executable is GENAI_EXE.
 CliResult run_genai(const std::vector<std::string>& args);
+// Any program found on PATH (argv[0]), e.g. {"python3", script, ...} for test-side references.
+CliResult run_process(const std::vector<std::string>& argv);
+// Path of a test-side Python reference script: tests/python/<name>.
+std::string python_script(const std::string& name);
+// The embedded default model (GENAI_DEFAULT_MODEL or models/SmolLM2-135M-Instruct.Q4_1.gguf);
+// empty when absent.
+std::string default_model_path();
 
 // A fresh empty directory under the build tree, removed by the caller's TempDir.
 class TempDir {
