@@ -4,9 +4,15 @@
 function(genai_layer name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
-  add_library(genai_${name} STATIC ${_srcs})
-  target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
+  if(_srcs)
+    add_library(genai_${name} STATIC ${_srcs})
+    target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
+  else()  # headers only so far
+    add_library(genai_${name} INTERFACE)
+    target_include_directories(genai_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(genai_${name} INTERFACE ${ARG_DEPS})
+  endif()
 endfunction()
 
 # genai_test_suite(<name> [DEPS targets...] [LABELS labels...])
