@@ -31,5 +31,5 @@ fi
 
 if (( want_test )); then
   # Test-side references only: the C++ code never imports Python.
-  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../tests/python/requirements.txt"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$(dirname "$0")/../tests/python/requirements.txt"
 fi
