@@ -15,8 +15,21 @@ struct ChatTurn {
   std::string content;
 };
 
-// The prompt text for `turns`, ending with the header that opens the assistant's reply.
+// The prompt text for `turns`, ending with the header that opens the assistant's reply. The BOS
+// token of the first turn is not part of the text (encode with add_bos); later Llama 2 turns carry
+// "<s>" as text, to be parsed as a special token. ChatML without a system turn gets SmolLM2's
+// default system prompt (kSmolLM2DefaultSystem), as SmolLM2-Instruct's template does.
 std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns);
+// Same, with the system prompt used when `turns` has none ("" = no system turn).
+std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns,
+                                std::string_view default_system);
+
+inline constexpr std::string_view kSmolLM2DefaultSystem =
+    "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
+
+// The default system prompt a ChatML Jinja template inserts when no system message is given
+// (the literal between "<|im_start|>system\n" and "<|im_end|>"), or "" when it inserts none.
+std::string chat_default_system_prompt(std::string_view jinja_template);
 
 // Recognises the Jinja template string stored in GGUF tokenizer.chat_template / tokenizer_config.json.
 ChatFormat detect_chat_format(std::string_view jinja_template);

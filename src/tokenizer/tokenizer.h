@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace genai {
@@ -30,13 +31,26 @@ class Tokenizer {
   // Id of an exact special/added token string, or -1.
   virtual int32_t special_id(std::string_view text) const = 0;
   virtual std::string kind() const = 0;    // "llama2c", "spm", "bpe", "sentencepiece"
+  // Whether the model's own tokenizer prepends BOS to a prompt (llama/SPM models do; SmolLM2 and
+  // Qwen2 do not; Llama 3 does): the add_bos a runner should pass for a fresh prompt.
+  virtual bool add_bos_by_default() const { return bos_id() >= 0; }
+
+  // The Jinja chat template shipped with the tokenizer files ("" when none); see chat_template.h.
+  const std::string& chat_template() const { return chat_template_; }
+  void set_chat_template(std::string jinja) { chat_template_ = std::move(jinja); }
+
+ private:
+  std::string chat_template_;
 };
 
-// Streams decoded text: feeds token ids, returns only complete UTF-8 text so far.
+// Streams decoded text: feeds token ids, returns only complete UTF-8 text so far. The first
+// pushed token is decoded in context `prev` (-1: mid-text, so an SPM word-start space is kept;
+// pass bos_id() to get decode()'s start-of-text behaviour).
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tok) : tok_(tok) {}
+  explicit StreamDecoder(const Tokenizer& tok, int32_t prev = -1) : tok_(tok), prev_(prev) {}
   std::string push(int32_t id);
+  // Whatever is still held back (an incomplete UTF-8 tail), then resets the pending bytes.
   std::string flush();
 
  private:

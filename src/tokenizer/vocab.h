@@ -19,6 +19,7 @@ struct SpmVocab {
   int32_t bos_id = 1, eos_id = 2, unk_id = 0;
   bool add_space_prefix = true;
   int32_t max_token_length = 0;     // llama2.c header field, informational
+  std::string chat_template;        // Jinja template when the file carries one
 };
 
 // Byte-level BPE vocabulary (GGUF tokenizer.ggml.model=gpt2, HF tokenizer.json BPE with ByteLevel).
@@ -29,6 +30,7 @@ struct BpeVocab {
   std::string pre_tokenizer;        // GGUF tokenizer.ggml.pre: "smollm", "llama-bpe", "qwen2", "gpt2", ...
   int32_t bos_id = -1, eos_id = -1;
   bool add_bos = false;
+  std::string chat_template;        // Jinja template when the file carries one
 };
 
 }  // namespace genai

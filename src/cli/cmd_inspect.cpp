@@ -1,0 +1,230 @@
+// `genai inspect FILE [--json]`: what a .pte program contains — header, methods (kind, I/O,
+// operators, delegates with their QNN options, planned buffers, constant values), segments and
+// named data. The file is fully verified first, so a corrupt file is a clean exit 2.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "pte/program_reader.h"
+#include "target/compile_spec.h"
+
+namespace genai::cli {
+namespace {
+
+using nlohmann::json;
+using namespace genai::pte;
+
+const char* value_type_name(const Value& v) {
+  static constexpr const char* kNames[] = {"null",        "int",       "bool",       "double",
+                                           "tensor",      "string",    "int_list",   "double_list",
+                                           "bool_list",   "tensor_list", "optional_tensor_list"};
+  return kNames[v.index()];
+}
+
+json shape_json(const TensorValue& t) {
+  json shape = json::array();
+  for (int32_t s : t.sizes) shape.push_back(s);
+  return shape;
+}
+
+// One method input or output: dtype + shape for tensors; other values name their type.
+json io_json(const Value& v) {
+  if (const auto* t = std::get_if<TensorValue>(&v))
+    return {{"type", "tensor"}, {"dtype", std::string(scalar_type_name(t->scalar_type))}, {"shape", shape_json(*t)}};
+  return {{"type", value_type_name(v)}, {"dtype", nullptr}, {"shape", nullptr}};
+}
+
+// A constant method's output as plain JSON (numbers, booleans, strings, lists of them).
+json constant_json(const Value& v) {
+  return std::visit(
+      [](const auto& x) -> json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Null>) return nullptr;
+        else if constexpr (std::is_same_v<T, Int> || std::is_same_v<T, Bool> || std::is_same_v<T, Double> ||
+                           std::is_same_v<T, String>)
+          return x.value;
+        else if constexpr (std::is_same_v<T, TensorValue>)
+          return {{"dtype", std::string(scalar_type_name(x.scalar_type))}, {"shape", shape_json(x)},
+                  {"bytes", x.data ? x.data->size() : 0}};
+        else if constexpr (std::is_same_v<T, BoolList>) {
+          json a = json::array();
+          for (bool b : x.items) a.push_back(b);
+          return a;
+        } else
+          return x.items;
+      },
+      v);
+}
+
+std::string tensor_text(const Value& v) {
+  if (const auto* t = std::get_if<TensorValue>(&v)) {
+    std::string dims;
+    for (size_t i = 0; i < t->sizes.size(); ++i) dims += (i ? "," : "") + std::to_string(t->sizes[i]);
+    return fmt::format("{}[{}]", scalar_type_name(t->scalar_type), dims);
+  }
+  return value_type_name(v);
+}
+
+std::optional<json> qnn_options(const std::string& file, const Method& m, const Delegate& d) {
+  try {
+    return qnn_options_json_from_specs(d.compile_specs);
+  } catch (const InputError& e) {
+    throw_input_error("{}: method '{}' delegate '{}': {}", file, m.name, d.id, e.what());
+  }
+}
+
+json method_json(const std::string& file, const Method& m) {
+  json j;
+  j["name"] = m.name;
+  const MethodKind kind = method_kind(m);
+  j["kind"] = std::string(method_kind_name(kind));
+  json inputs = json::array(), outputs = json::array();
+  for (int32_t i : m.inputs) inputs.push_back(io_json(m.values[static_cast<size_t>(i)]));
+  for (int32_t o : m.outputs) outputs.push_back(io_json(m.values[static_cast<size_t>(o)]));
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  if (kind == MethodKind::kConstant) {
+    json values = json::array();
+    for (int32_t o : m.outputs) values.push_back(constant_json(m.values[static_cast<size_t>(o)]));
+    j["values"] = values;
+  }
+  j["instructions"] = instruction_count(m);
+  json ops = json::array();
+  for (const auto& op : m.operators) ops.push_back(operator_full_name(op));
+  j["operators"] = ops;
+  json delegates = json::array();
+  for (const auto& d : m.delegates) {
+    json specs = json::array();
+    for (const auto& s : d.compile_specs) specs.push_back({{"key", s.key}, {"size", s.value.size()}});
+    auto qnn = qnn_options(file, m, d);
+    delegates.push_back({{"id", d.id},
+                         {"compile_specs", specs},
+                         {"processed_size", d.processed.size()},
+                         {"qnn_options", qnn ? *qnn : json(nullptr)}});
+  }
+  j["delegates"] = delegates;
+  j["non_const_buffer_sizes"] = m.non_const_buffer_sizes;
+  // Tensors whose bytes the program carries, and how many tensors memory planning placed.
+  json constants = json::array();
+  size_t planned = 0;
+  for (size_t i = 0; i < m.values.size(); ++i)
+    if (const auto* t = std::get_if<TensorValue>(&m.values[i])) {
+      if (t->allocation) ++planned;
+      if (t->data && !t->allocation)
+        constants.push_back({{"value", i},
+                             {"dtype", std::string(scalar_type_name(t->scalar_type))},
+                             {"shape", shape_json(*t)},
+                             {"size", t->data->size()}});
+    }
+  j["constant_tensors"] = constants;
+  j["planned_tensors"] = planned;
+  return j;
+}
+
+json program_json(const std::string& file, const LoadedProgram& p) {
+  json j;
+  j["file_size"] = p.layout.file_size;
+  if (p.layout.header)
+    j["header"] = {{"program_size", p.layout.header->program_size},
+                   {"segment_base_offset", p.layout.header->segment_base_offset},
+                   {"segment_data_size", p.layout.header->segment_data_size}};
+  else
+    j["header"] = nullptr;
+  json methods = json::array();
+  for (const auto& m : p.program.methods) methods.push_back(method_json(file, m));
+  j["methods"] = methods;
+  json segments = json::array();
+  for (const auto& s : p.layout.segments) segments.push_back({{"offset", s.offset}, {"size", s.size}});
+  j["segments"] = segments;
+  json named = json::array();
+  for (const auto& n : p.program.named_data) named.push_back({{"key", n.key}, {"size", n.data.size()}});
+  j["named_data"] = named;
+  return j;
+}
+
+std::string program_text(const std::string& file, const LoadedProgram& p) {
+  std::string t = fmt::format("{}: {} bytes, ", file, p.layout.file_size);
+  if (p.layout.header)
+    t += fmt::format("extended header: program_size {}, segment_base_offset {}, segment_data_size {}\n",
+                     p.layout.header->program_size, p.layout.header->segment_base_offset,
+                     p.layout.header->segment_data_size);
+  else
+    t += "plain flatbuffer (no extended header)\n";
+  for (const auto& m : p.program.methods) {
+    const MethodKind kind = method_kind(m);
+    t += fmt::format("\nmethod {} ({}, {} instructions, {} values)\n", m.name, method_kind_name(kind),
+                     instruction_count(m), m.values.size());
+    std::string ins, outs;
+    for (int32_t i : m.inputs) ins += (ins.empty() ? "" : ", ") + tensor_text(m.values[static_cast<size_t>(i)]);
+    for (int32_t o : m.outputs) outs += (outs.empty() ? "" : ", ") + tensor_text(m.values[static_cast<size_t>(o)]);
+    t += fmt::format("  inputs:  {}\n  outputs: {}\n", ins.empty() ? "-" : ins, outs.empty() ? "-" : outs);
+    if (kind == MethodKind::kConstant) {
+      std::string vals;
+      for (int32_t o : m.outputs)
+        vals += (vals.empty() ? "" : ", ") +
+                constant_json(m.values[static_cast<size_t>(o)]).dump(-1, ' ', false, json::error_handler_t::replace);
+      t += fmt::format("  values:  {}\n", vals.empty() ? "-" : vals);
+    }
+    if (!m.operators.empty()) {
+      std::string ops;
+      for (const auto& op : m.operators) ops += (ops.empty() ? "" : ", ") + operator_full_name(op);
+      t += fmt::format("  operators: {}\n", ops);
+    }
+    size_t constants = 0, planned = 0;
+    uint64_t constant_bytes = 0;
+    for (const auto& v : m.values)
+      if (const auto* tv = std::get_if<TensorValue>(&v)) {
+        if (tv->allocation) ++planned;
+        if (tv->data && !tv->allocation) {
+          ++constants;
+          constant_bytes += tv->data->size();
+        }
+      }
+    if (constants) t += fmt::format("  constant tensors: {} ({} bytes)\n", constants, constant_bytes);
+    if (m.non_const_buffer_sizes.size() > 1) {
+      std::string sizes;
+      for (size_t i = 1; i < m.non_const_buffer_sizes.size(); ++i)
+        sizes += (i > 1 ? ", " : "") + std::to_string(m.non_const_buffer_sizes[i]);
+      t += fmt::format("  planned buffers: [{}] bytes, {} planned tensors\n", sizes, planned);
+    }
+    for (const auto& d : m.delegates) {
+      t += fmt::format("  delegate {}: payload {} bytes\n", d.id, d.processed.size());
+      for (const auto& s : d.compile_specs) t += fmt::format("    compile spec {}: {} bytes\n", s.key, s.value.size());
+      if (auto qnn = qnn_options(file, m, d))
+        t += fmt::format("    qnn options: {}\n", qnn->dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+  }
+  t += fmt::format("\nsegments: {}\n", p.layout.segments.size());
+  for (size_t i = 0; i < p.layout.segments.size(); ++i)
+    t += fmt::format("  {}: offset {}, {} bytes\n", i, p.layout.segments[i].offset, p.layout.segments[i].size);
+  if (!p.program.named_data.empty()) {
+    t += fmt::format("named data: {}\n", p.program.named_data.size());
+    for (const auto& n : p.program.named_data) t += fmt::format("  {}: {} bytes\n", n.key, n.data.size());
+  }
+  return t;
+}
+
+const CommandRegistration kInspect{
+    "inspect", "Show what a .pte program contains (methods, operators, delegates, segments, named data)",
+    [](CLI::App& sub) -> CommandAction {
+      auto file = std::make_shared<std::string>();
+      auto json_output = std::make_shared<bool>(false);
+      sub.add_option("file", *file, "The .pte file")->required();
+      sub.add_flag("--json", *json_output, "Print one JSON object on stdout");
+      return [file, json_output] {
+        const LoadedProgram p = read_program(*file);
+        if (*json_output)
+          std::printf("%s\n", program_json(*file, p).dump(2, ' ', false, json::error_handler_t::replace).c_str());
+        else
+          std::printf("%s", program_text(*file, p).c_str());
+        return 0;
+      };
+    }};
+
+}  // namespace
+}  // namespace genai::cli

@@ -1,0 +1,46 @@
+// `genai synth`: writes a random-weight model of a real shape with a usable tokenizer.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/log.h"
+#include "model/synth.h"
+
+namespace genai::cli {
+namespace {
+
+CommandAction setup_synth(CLI::App& sub) {
+  auto req = std::make_shared<SynthRequest>();
+  auto json_out = std::make_shared<bool>(false);
+  sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, llama3.2-1b")
+      ->capture_default_str();
+  sub.add_option("--arch", req->arch, "Architecture: llama, or qwen2 (q/k/v biases)")->capture_default_str();
+  sub.add_option("--format", req->format, "Checkpoint format: gguf, hf (folder), llama2c (.bin + tokenizer.bin)")
+      ->capture_default_str();
+  sub.add_option("--seed", req->seed, "Seed of the random weights and vocabulary")->capture_default_str();
+  sub.add_option("--out", req->out, "Output file (gguf, llama2c) or folder (hf)")->required();
+  sub.add_option("--weight_type", req->weight_type, "Stored weight type (gguf only): f32, f16, q8_0, q4_0")
+      ->capture_default_str();
+  sub.add_flag("--json", *json_out, "Print a JSON summary on stdout");
+  return [req, json_out]() {
+    SynthResult r = write_synth_model(*req);
+    log::info("wrote {} ({} {}, {} parameters)", r.checkpoint.string(), req->format, req->shape, r.parameters);
+    if (*json_out) {
+      nlohmann::json j = {{"checkpoint", r.checkpoint.string()}, {"tokenizer", r.tokenizer.string()},
+                          {"format", req->format},             {"shape", req->shape},
+                          {"arch", std::string(architecture_name(r.config.arch))},
+                          {"weight_type", req->weight_type},   {"seed", req->seed},
+                          {"parameters", r.parameters}};
+      std::printf("%s\n", j.dump().c_str());
+    }
+    return 0;
+  };
+}
+
+const CommandRegistration kSynth("synth", "Write a random-weight model (gguf, hf, llama2c) with a tokenizer",
+                                 setup_synth);
+
+}  // namespace
+}  // namespace genai::cli

@@ -1,0 +1,181 @@
+#include "graph/decoder_graphs.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "graph/passes.h"
+#include "model/reference_decoder.h"
+
+namespace genai::graph {
+namespace {
+
+std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
+
+void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
+  if (o.max_context_len < 2) throw_input_error("--max_context_len must be at least 2, got {}", o.max_context_len);
+  if (o.mode == ModelMode::kHybrid) {
+    if (o.prefill_ar_len < 1) throw_input_error("--prefill_ar_len must be positive, got {}", o.prefill_ar_len);
+    if (o.prefill_ar_len > o.max_context_len)
+      throw_input_error("--prefill_ar_len ({}) must not exceed --max_context_len ({}) in hybrid mode", o.prefill_ar_len,
+                        o.max_context_len);
+  }
+  c.validate("model config");
+}
+
+}  // namespace
+
+std::string_view model_mode_name(ModelMode m) { return m == ModelMode::kKv ? "kv" : "hybrid"; }
+
+ModelMode model_mode_from_name(std::string_view name, std::string_view option) {
+  if (name == "kv") return ModelMode::kKv;
+  if (name == "hybrid") return ModelMode::kHybrid;
+  throw_input_error("{}: unknown model mode '{}' (valid: kv, hybrid)", option, name);
+}
+
+std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len) {
+  const std::vector<float> inv_freq = rope_inv_freq(config);
+  const int64_t hd = config.head_dim, half = hd / 2;
+  Tensor cos = Tensor::zeros(DType::kF32, {max_context_len, hd});
+  Tensor sin = Tensor::zeros(DType::kF32, {max_context_len, hd});
+  for (int64_t p = 0; p < max_context_len; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      // As HF: the angle is a float32 product, cos/sin of it rounded to float32.
+      const float angle = static_cast<float>(p) * inv_freq[i];
+      const float c = static_cast<float>(std::cos(static_cast<double>(angle)));
+      const float s = static_cast<float>(std::sin(static_cast<double>(angle)));
+      cos.mutable_data<float>()[p * hd + i] = cos.mutable_data<float>()[p * hd + i + half] = c;
+      sin.mutable_data<float>()[p * hd + i] = sin.mutable_data<float>()[p * hd + i + half] = s;
+    }
+  return {std::move(cos), std::move(sin)};
+}
+
+std::shared_ptr<Graph> build_tok_embedding_graph(std::shared_ptr<const Weights> weights, std::string name, int64_t ar) {
+  if (ar < 1) throw_input_error("graph {}: AR length {} must be positive", name, ar);
+  auto g = std::make_shared<Graph>(std::move(name), std::move(weights));
+  const ValueId tokens = g->add_input("tokens", DType::kI32, {1, ar});
+  g->add_output(std::string(kInputsEmbeds),
+                g->add_op(OpKind::kGather, {g->add_weight(weight_names::embed_tokens()), tokens}, "embed.out"));
+  default_pipeline().run(*g);
+  return g;
+}
+
+std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr<const Weights> weights, std::string name,
+                                           int64_t ar, int64_t CL, bool embeds_input) {
+  if (ar < 1 || ar > CL) throw_input_error("graph {}: AR length {} outside [1, {}]", name, ar, CL);
+  auto g = std::make_shared<Graph>(std::move(name), std::move(weights));
+  const int64_t L = c.n_layers, H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim, G = H / KV;
+  const int64_t cache_len = CL - ar;
+  namespace wn = weight_names;
+
+  const ValueId tokens = embeds_input ? g->add_input(std::string(kInputsEmbeds), DType::kF32, {1, ar, c.dim})
+                                      : g->add_input("tokens", DType::kI32, {1, ar});
+  const ValueId mask = g->add_input("atten_mask", DType::kF32, {1, 1, ar, CL});
+  const ValueId pos = g->add_input("input_pos", DType::kI32, {1, ar});
+  std::vector<ValueId> k_cache(L, -1), v_cache(L, -1);
+  if (cache_len > 0) {
+    for (int64_t l = 0; l < L; ++l) k_cache[l] = g->add_input(fmt::format("k_cache_{}", l), DType::kF32, {1, KV, hd, cache_len});
+    for (int64_t l = 0; l < L; ++l) v_cache[l] = g->add_input(fmt::format("v_cache_{}", l), DType::kF32, {1, KV, cache_len, hd});
+  }
+
+  auto [cos_t, sin_t] = rope_tables(c, CL);
+  const ValueId cos_table = g->add_constant("rope.cos_table", std::make_shared<const Tensor>(std::move(cos_t)));
+  const ValueId sin_table = g->add_constant("rope.sin_table", std::make_shared<const Tensor>(std::move(sin_t)));
+  Tensor scale_t = Tensor::zeros(DType::kF32, {1});
+  scale_t.mutable_data<float>()[0] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  const ValueId scale = g->add_constant("attn.scale", std::make_shared<const Tensor>(std::move(scale_t)));
+
+  const ValueId cos = g->add_op(OpKind::kGather, {cos_table, pos}, "rope.cos");
+  const ValueId sin = g->add_op(OpKind::kGather, {sin_table, pos}, "rope.sin");
+  const ValueId mask5 = g->add_op(OpKind::kReshape, {mask}, "atten_mask.groups", {{"shape", ints({1, 1, 1, ar, CL})}});
+  ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
+  const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
+
+  std::vector<ValueId> k_out(L), v_out(L);
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string p = fmt::format("layers.{}.", l);
+    auto w = [&](const char* suffix) { return g->add_weight(wn::layer(l, suffix)); };
+    auto proj = [&](const char* which, ValueId x) {
+      std::vector<ValueId> operands{x, w(fmt::format("self_attn.{}_proj.weight", which).c_str())};
+      if (c.qkv_bias) operands.push_back(w(fmt::format("self_attn.{}_proj.bias", which).c_str()));
+      return g->add_op(OpKind::kLinear, operands, fmt::format("{}attn.{}_proj.out", p, which));
+    };
+    const ValueId x = g->add_op(OpKind::kRmsNorm, {h, w("input_layernorm.weight")}, p + "input_norm.out", norm_attrs);
+    const ValueId q = proj("q", x), k = proj("k", x), v = proj("v", x);
+
+    auto heads = [&](ValueId t, const char* which, int64_t n) {
+      const ValueId split =
+          g->add_op(OpKind::kReshape, {t}, fmt::format("{}attn.{}.split", p, which), {{"shape", ints({1, ar, n, hd})}});
+      return g->add_op(OpKind::kTranspose, {split}, fmt::format("{}attn.{}.heads", p, which), {{"perm", ints({0, 2, 1, 3})}});
+    };
+    const ValueId q_rope = g->add_op(OpKind::kRope, {heads(q, "q", H), cos, sin}, p + "attn.q.rope");
+    const ValueId k_rope = g->add_op(OpKind::kRope, {heads(k, "k", KV), cos, sin}, p + "attn.k.rope");
+    // New K is emitted transposed [1, KV, hd, ar], as the cache stores it (q·kᵀ needs no transpose).
+    k_out[l] = g->add_op(OpKind::kTranspose, {k_rope}, p + "attn.k.new", {{"perm", ints({0, 1, 3, 2})}});
+    v_out[l] = heads(v, "v", KV);  // [1, KV, ar, hd]
+    ValueId k_all = k_out[l], v_all = v_out[l];
+    if (cache_len > 0) {
+      k_all = g->add_op(OpKind::kConcat, {k_cache[l], k_out[l]}, p + "attn.k.all", {{"axis", int64_t{3}}});
+      v_all = g->add_op(OpKind::kConcat, {v_cache[l], v_out[l]}, p + "attn.v.all", {{"axis", int64_t{2}}});
+    }
+    // Grouped-query attention: query head h = kv * G + g reads kv head kv (broadcast over G).
+    const ValueId q5 = g->add_op(OpKind::kReshape, {q_rope}, p + "attn.q.groups", {{"shape", ints({1, KV, G, ar, hd})}});
+    const ValueId k5 = g->add_op(OpKind::kReshape, {k_all}, p + "attn.k.groups", {{"shape", ints({1, KV, 1, hd, CL})}});
+    const ValueId v5 = g->add_op(OpKind::kReshape, {v_all}, p + "attn.v.groups", {{"shape", ints({1, KV, 1, CL, hd})}});
+    const ValueId qk = g->add_op(OpKind::kMatMul, {q5, k5}, p + "attn.qk");
+    const ValueId scores = g->add_op(OpKind::kMul, {qk, scale}, p + "attn.scores");
+    const ValueId masked = g->add_op(OpKind::kAdd, {scores, mask5}, p + "attn.masked_scores");
+    const ValueId probs = g->add_op(OpKind::kSoftmax, {masked}, p + "attn.probs");
+    const ValueId ctx = g->add_op(OpKind::kMatMul, {probs, v5}, p + "attn.context");
+    const ValueId ctx4 = g->add_op(OpKind::kReshape, {ctx}, p + "attn.context.heads", {{"shape", ints({1, H, ar, hd})}});
+    const ValueId ctxt = g->add_op(OpKind::kTranspose, {ctx4}, p + "attn.context.tokens", {{"perm", ints({0, 2, 1, 3})}});
+    const ValueId flat = g->add_op(OpKind::kReshape, {ctxt}, p + "attn.context.flat", {{"shape", ints({1, ar, H * hd})}});
+    const ValueId o = g->add_op(OpKind::kLinear, {flat, w("self_attn.o_proj.weight")}, p + "attn.o_proj.out");
+    const ValueId h1 = g->add_op(OpKind::kAdd, {h, o}, p + "attn.residual");
+
+    const ValueId x2 = g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
+                                 norm_attrs);
+    const ValueId gate = g->add_op(OpKind::kLinear, {x2, w("mlp.gate_proj.weight")}, p + "mlp.gate_proj.out");
+    const ValueId act = g->add_op(OpKind::kSilu, {gate}, p + "mlp.act");
+    const ValueId up = g->add_op(OpKind::kLinear, {x2, w("mlp.up_proj.weight")}, p + "mlp.up_proj.out");
+    const ValueId gated = g->add_op(OpKind::kMul, {act, up}, p + "mlp.gated");
+    const ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");
+    h = g->add_op(OpKind::kAdd, {h1, down}, p + "mlp.residual");
+  }
+  const ValueId normed = g->add_op(OpKind::kRmsNorm, {h, g->add_weight(wn::final_norm())}, "norm.out", norm_attrs);
+  const ValueId head = g->add_weight(c.tied_embeddings ? wn::embed_tokens() : wn::lm_head());
+  g->add_output("logits", g->add_op(OpKind::kLinear, {normed, head}, "lm_head.out"));
+  for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("k_out_{}", l), k_out[l]);
+  for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("v_out_{}", l), v_out[l]);
+
+  default_pipeline().run(*g);
+  return g;
+}
+
+GraphMap build_decoder_graphs(std::shared_ptr<const Model> model, const DecoderGraphOptions& options) {
+  check_options(model->config, options);
+  // Aliasing pointer: every graph keeps the model alive and shares its one copy of the weights.
+  std::shared_ptr<const Weights> weights(model, &model->weights);
+  const ModelConfig& c = model->config;
+  const int64_t CL = options.max_context_len;
+  std::vector<std::pair<std::string, int64_t>> wanted{{std::string(kKvForward), 1}};
+  if (options.mode == ModelMode::kHybrid) wanted.emplace_back(std::string(kPrefillForward), options.prefill_ar_len);
+  if (options.calibration) wanted.emplace_back(std::string(kCalibration), CL);
+  GraphMap graphs;
+  for (const auto& [name, ar] : wanted) {
+    graphs[name] = build_decoder_graph(c, weights, name, ar, CL, options.separate_embedding);
+    if (options.separate_embedding) {
+      const std::string emb = std::string(kTokEmbeddingPrefix) + name;
+      graphs[emb] = build_tok_embedding_graph(weights, emb, ar);
+    }
+  }
+  return graphs;
+}
+
+GraphMap build_decoder_graphs(const Model& model, const DecoderGraphOptions& options) {
+  // Copying a Model copies tensor handles, not tensor data (storage is reference-counted).
+  return build_decoder_graphs(std::make_shared<const Model>(model), options);
+}
+
+}  // namespace genai::graph

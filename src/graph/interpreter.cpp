@@ -1,0 +1,378 @@
+#include "graph/interpreter.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace genai::graph {
+namespace {
+
+// Row-major strides of `shape`, broadcast to `rank` (leading axes and size-1 axes get stride 0).
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
+  const size_t rank = out.size();
+  std::vector<int64_t> strides(rank, 0);
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    const size_t o = i + (rank - shape.size());
+    strides[o] = shape[i] == 1 ? 0 : s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+// Calls fn(out_index, a_offset, b_offset) for every element of `out` in row-major order.
+template <typename Fn>
+void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn) {
+  const size_t rank = out.size();
+  const auto sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
+  std::vector<int64_t> idx(rank, 0);
+  const int64_t n = shape_numel(out);
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, oa, ob);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out[d]) {
+        oa += sa[d];
+        ob += sb[d];
+        break;
+      }
+      oa -= sa[d] * (out[d] - 1);
+      ob -= sb[d] * (out[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+  // Eight partial sums: vectorisable without reassociation flags.
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, const Value& idx_value) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t rows = table.dim(0), width = table.dim(1);
+  const int32_t* ids = idx.data<int32_t>();
+  float* dst = out.mutable_data<float>();
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    if (ids[i] < 0 || ids[i] >= rows)
+      throw_input_error("graph input {}: value {} at element {} is outside [0, {})", idx_value.name, ids[i], i, rows);
+    std::memcpy(dst + i * width, table.data<float>() + static_cast<int64_t>(ids[i]) * width, width * sizeof(float));
+  }
+  return out;
+}
+
+Tensor run_rms_norm(const Value& result, const Tensor& x, const Tensor& w, double eps) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t d = w.numel(), rows = x.numel() / d;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = x.data<float>() + r * d;
+    float* dst = out.mutable_data<float>() + r * d;
+    double ss = 0;
+    for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
+    for (int64_t i = 0; i < d; ++i) dst[i] = w.data<float>()[i] * (src[i] * inv);
+  }
+  return out;
+}
+
+Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const Tensor* bias) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t n_out = w.dim(0), n_in = w.dim(1), rows = x.numel() / n_in;
+  const float* xs = x.data<float>();
+  const float* ws = w.data<float>();
+  const float* bs = bias ? bias->data<float>() : nullptr;
+  float* dst = out.mutable_data<float>();
+  // Split over output features so each weight row is read once for all input rows.
+  ThreadPool::global().parallel_for(
+      n_out,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          const float* wrow = ws + o * n_in;
+          for (int64_t r = 0; r < rows; ++r) dst[r * n_out + o] = dot(xs + r * n_in, wrow, n_in) + (bs ? bs[o] : 0.0f);
+        }
+      },
+      16);
+  return out;
+}
+
+template <typename F>
+Tensor run_binary(const Value& result, const Tensor& a, const Tensor& b, F f) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  float* dst = out.mutable_data<float>();
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  if (a.shape() == b.shape()) {
+    for (int64_t i = 0; i < out.numel(); ++i) dst[i] = f(pa[i], pb[i]);
+  } else {
+    for_each_broadcast(result.type.shape, a.shape(), b.shape(),
+                       [&](int64_t i, int64_t oa, int64_t ob) { dst[i] = f(pa[oa], pb[ob]); });
+  }
+  return out;
+}
+
+Tensor run_silu(const Value& result, const Tensor& x) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = x.data<float>()[i];
+    out.mutable_data<float>()[i] = v / (1.0f + std::exp(-v));
+  }
+  return out;
+}
+
+Tensor run_rope(const Value& result, const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3), half = D / 2;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t s = 0; s < S; ++s) {
+        const float* src = x.data<float>() + ((b * H + h) * S + s) * D;
+        const float* c = cos.data<float>() + (b * S + s) * D;
+        const float* sn = sin.data<float>() + (b * S + s) * D;
+        float* dst = out.mutable_data<float>() + ((b * H + h) * S + s) * D;
+        for (int64_t d = 0; d < D; ++d) {
+          const float rot = d < half ? -src[d + half] : src[d - half];
+          dst[d] = src[d] * c[d] + rot * sn[d];
+        }
+      }
+  return out;
+}
+
+Tensor run_matmul(const Value& result, const Tensor& a, const Tensor& b) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const Shape& os = result.type.shape;
+  const int64_t M = a.dim(a.rank() - 2), K = a.dim(a.rank() - 1), N = b.dim(b.rank() - 1);
+  const Shape batch(os.begin(), os.end() - 2);
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
+  std::vector<std::pair<int64_t, int64_t>> offsets;  // per output batch: (a batch index, b batch index)
+  for_each_broadcast(batch, a_batch, b_batch, [&](int64_t, int64_t oa, int64_t ob) { offsets.emplace_back(oa, ob); });
+  float* dst = out.mutable_data<float>();
+  ThreadPool::global().parallel_for(
+      static_cast<int64_t>(offsets.size()),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t bi = begin; bi < end; ++bi) {
+          const float* pa = a.data<float>() + offsets[bi].first * M * K;
+          const float* pb = b.data<float>() + offsets[bi].second * K * N;
+          float* po = dst + bi * M * N;
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t p = 0; p < K; ++p) {
+              const float av = pa[i * K + p];
+              const float* brow = pb + p * N;
+              float* orow = po + i * N;
+              for (int64_t j = 0; j < N; ++j) orow[j] += av * brow[j];
+            }
+        }
+      });
+  return out;
+}
+
+Tensor run_softmax(const Value& result, const Tensor& x) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t d = x.shape().back(), rows = x.numel() / d;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = x.data<float>() + r * d;
+    float* dst = out.mutable_data<float>() + r * d;
+    float mx = src[0];
+    for (int64_t i = 1; i < d; ++i) mx = std::max(mx, src[i]);
+    double sum = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      dst[i] = std::exp(src[i] - mx);
+      sum += dst[i];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < d; ++i) dst[i] *= inv;
+  }
+  return out;
+}
+
+int64_t positive_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+Tensor run_concat(const Value& result, const std::vector<const Tensor*>& xs, int64_t axis) {
+  Tensor out = Tensor::zeros(result.type.dtype, result.type.shape);
+  const Shape& os = result.type.shape;
+  axis = positive_axis(axis, os.size());
+  const size_t esize = dtype_size(result.type.dtype);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= os[d];
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < os.size(); ++d) inner *= os[d];
+  uint8_t* dst = static_cast<uint8_t*>(out.mutable_raw());
+  const size_t out_row = static_cast<size_t>(os[axis] * inner) * esize;
+  for (int64_t o = 0; o < outer; ++o) {
+    size_t at = 0;
+    for (const Tensor* x : xs) {
+      const size_t chunk = static_cast<size_t>(x->dim(axis) * inner) * esize;
+      std::memcpy(dst + o * out_row + at, static_cast<const uint8_t*>(x->raw()) + o * chunk, chunk);
+      at += chunk;
+    }
+  }
+  return out;
+}
+
+Tensor run_transpose(const Value& result, const Tensor& x, const std::vector<int64_t>& perm) {
+  Tensor out = Tensor::zeros(result.type.dtype, result.type.shape);
+  const Shape& os = result.type.shape;
+  const size_t rank = os.size(), esize = dtype_size(result.type.dtype);
+  constexpr size_t kMaxRank = 8;
+  if (rank == 0 || rank > kMaxRank) throw_failure("graph: transpose '{}' of rank {} (supported 1..{})", result.name, rank, kMaxRank);
+  std::array<int64_t, kMaxRank> in_strides{}, strides{}, idx{};
+  int64_t s = 1;
+  for (size_t d = rank; d-- > 0;) {
+    in_strides[d] = s;
+    s *= x.dim(d);
+  }
+  for (size_t d = 0; d < rank; ++d) strides[d] = in_strides[perm[d]];  // input stride along output axis d
+  const uint8_t* src = static_cast<const uint8_t*>(x.raw());
+  uint8_t* dst = static_cast<uint8_t*>(out.mutable_raw());
+  int64_t off = 0;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    std::memcpy(dst + i * esize, src + off * esize, esize);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < os[d]) {
+        off += strides[d];
+        break;
+      }
+      off -= strides[d] * (os[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+Tensor run_slice(const Value& result, const Tensor& x, int64_t axis, int64_t start) {
+  Tensor out = Tensor::zeros(result.type.dtype, result.type.shape);
+  axis = positive_axis(axis, x.rank());
+  const size_t esize = dtype_size(result.type.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  const int64_t len = result.type.shape[axis];
+  const uint8_t* src = static_cast<const uint8_t*>(x.raw());
+  uint8_t* dst = static_cast<uint8_t*>(out.mutable_raw());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + o * len * inner * esize, src + (o * x.dim(axis) + start) * inner * esize, len * inner * esize);
+  return out;
+}
+
+}  // namespace
+
+TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOptions& options) {
+  const auto& values = g.values();
+  std::vector<Tensor> slots(values.size());
+  std::vector<bool> ready(values.size(), false);
+
+  for (const auto& [name, t] : inputs)
+    if (!g.find_input(name)) {
+      std::string valid;
+      for (ValueId id : g.inputs()) valid += (valid.empty() ? "" : ", ") + values[id].name;
+      throw_input_error("graph {}: unknown input '{}' (inputs: {})", g.name(), name, valid);
+    }
+  for (ValueId id : g.inputs()) {
+    const Value& v = values[id];
+    auto it = inputs.find(v.name);
+    if (it == inputs.end() || !it->second) throw_input_error("graph {}: input '{}' is not bound", g.name(), v.name);
+    const Tensor& t = *it->second;
+    if (t.dtype() != v.type.dtype || t.shape() != v.type.shape)
+      throw_input_error("graph {}: input '{}' is {}{}, expected {}", g.name(), v.name, dtype_name(t.dtype()),
+                        shape_to_string(t.shape()), type_to_string(v.type));
+    slots[id] = t;
+    ready[id] = true;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind == ValueKind::kWeight) {
+      slots[i] = g.weights()->get(values[i].name);
+      ready[i] = true;
+    } else if (values[i].kind == ValueKind::kConstant) {
+      slots[i] = *values[i].constant;
+      ready[i] = true;
+    }
+  }
+
+  // Free intermediates after their last use so long graphs stay small.
+  const auto& ops = g.ops();
+  std::vector<int64_t> last_use(values.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (ValueId v : ops[i].operands) last_use[v] = static_cast<int64_t>(i);
+  for (const auto& o : g.outputs()) last_use[o.value] = static_cast<int64_t>(ops.size());
+
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const Value& r = values[op.result];
+    std::vector<const Tensor*> in;
+    for (ValueId v : op.operands) {
+      if (!ready[v]) throw_failure("graph {}: op '{}' reads '{}' before it is computed", g.name(), r.name, values[v].name);
+      in.push_back(&slots[v]);
+    }
+    Tensor out;
+    std::optional<Tensor> replaced;
+    if (options.override_op) replaced = options.override_op(op, r, in);
+    if (replaced) out = std::move(*replaced);
+    else switch (op.kind) {
+      case OpKind::kGather:
+        out = run_gather(r, *in[0], *in[1], values[op.operands[1]]);
+        break;
+      case OpKind::kRmsNorm:
+        out = run_rms_norm(r, *in[0], *in[1], attr_float(op.attrs, "eps"));
+        break;
+      case OpKind::kLinear:
+        out = run_linear(r, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
+        break;
+      case OpKind::kAdd:
+        out = run_binary(r, *in[0], *in[1], [](float a, float b) { return a + b; });
+        break;
+      case OpKind::kMul:
+        out = run_binary(r, *in[0], *in[1], [](float a, float b) { return a * b; });
+        break;
+      case OpKind::kSilu:
+        out = run_silu(r, *in[0]);
+        break;
+      case OpKind::kRope:
+        out = run_rope(r, *in[0], *in[1], *in[2]);
+        break;
+      case OpKind::kMatMul:
+        out = run_matmul(r, *in[0], *in[1]);
+        break;
+      case OpKind::kSoftmax:
+        out = run_softmax(r, *in[0]);
+        break;
+      case OpKind::kConcat:
+        out = run_concat(r, in, attr_int(op.attrs, "axis"));
+        break;
+      case OpKind::kReshape:
+        out = in[0]->reshaped(r.type.shape);
+        break;
+      case OpKind::kTranspose:
+        out = run_transpose(r, *in[0], attr_ints(op.attrs, "perm"));
+        break;
+      case OpKind::kSlice:
+        out = run_slice(r, *in[0], attr_int(op.attrs, "axis"), attr_int(op.attrs, "start"));
+        break;
+    }
+    if (options.transform) options.transform(r, out);
+    if (options.observer) options.observer(r, out);
+    slots[op.result] = std::move(out);
+    ready[op.result] = true;
+    for (ValueId v : op.operands)
+      if (last_use[v] == static_cast<int64_t>(i) && values[v].kind == ValueKind::kOpResult) slots[v] = Tensor();
+  }
+
+  TensorMap result;
+  for (const auto& o : g.outputs()) {
+    if (!ready[o.value]) throw_failure("graph {}: output '{}' was never computed", g.name(), o.name);
+    result[o.name] = slots[o.value];
+  }
+  return result;
+}
+
+}  // namespace genai::graph

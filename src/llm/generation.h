@@ -1,0 +1,54 @@
+// The generation loop: prompt text -> (chat template) -> tokens -> prefill -> sample/decode until
+// a stop token, the token budget or the context end. Several prompts are the user turns of one
+// conversation; each reply becomes an assistant turn before the next user turn, and the KV cache
+// is kept across turns whenever the new prompt extends the tokens already in it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm/decoder_session.h"
+#include "llm/generation_stats.h"
+#include "llm/sampler.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace genai {
+
+struct GenerationOptions {
+  std::vector<std::string> prompts;  // user turns, in order (at least one)
+  std::string system_prompt;         // chat models: a system turn first; base models: text prefix
+  int64_t max_new_tokens = 128;      // per turn
+  SamplerConfig sampler;
+};
+
+enum class StopReason { kStopToken, kMaxNewTokens, kContextFull };
+std::string_view stop_reason_name(StopReason r);  // "stop_token", "max_new_tokens", "context_full"
+
+struct TurnResult {
+  std::string prompt;
+  std::string text;             // the reply as streamed
+  std::vector<int32_t> tokens;  // generated ids, stop token excluded
+  int64_t prompt_tokens = 0;    // tokens prefilled for this turn
+  StopReason stop_reason = StopReason::kMaxNewTokens;
+};
+
+struct GenerationResult {
+  std::vector<TurnResult> turns;
+  std::string text;             // replies of all turns, joined by "\n"
+  std::vector<int32_t> tokens;  // generated ids of all turns
+  GenerationStats stats;
+};
+
+// Receives generated text as it becomes complete UTF-8 (for streaming to a terminal).
+using TextSink = std::function<void(std::string_view)>;
+
+// Runs the conversation. `chat_format` kNone means plain text continuation. Throws InputError,
+// before running that turn, when a turn's prompt does not fit in the session's context.
+GenerationResult generate(DecoderSession& session, const Tokenizer& tokenizer, ChatFormat chat_format,
+                          const GenerationOptions& options, const TextSink& sink = {});
+
+}  // namespace genai

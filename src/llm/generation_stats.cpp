@@ -1,0 +1,25 @@
+#include "llm/generation_stats.h"
+
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+
+namespace genai {
+
+double peak_rss_mb() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+std::string format_stats(const GenerationStats& s, double rss_mb) {
+  return fmt::format(
+      "prompt tokens: {}, generated tokens: {}\n"
+      "load: {:.1f} ms, time to first token: {:.1f} ms\n"
+      "prefill: {:.2f} tok/s ({:.1f} ms), decode: {:.2f} tok/s ({} steps, {:.1f} ms)\n"
+      "peak RSS: {:.1f} MiB",
+      s.prompt_tokens, s.generated_tokens, s.load_ms, s.ttft_ms, s.prefill_tok_s(), s.prefill_ms, s.decode_tok_s(),
+      s.decode_steps, s.decode_ms, rss_mb);
+}
+
+}  // namespace genai

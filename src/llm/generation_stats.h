@@ -1,0 +1,29 @@
+// Timing and size figures of one run, shared by every runner (float reference, compiled
+// programs) so their reports read the same. Times in milliseconds, rates in tokens per second.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace genai {
+
+struct GenerationStats {
+  int64_t prompt_tokens = 0;     // tokens prefilled, over all turns
+  int64_t generated_tokens = 0;  // tokens produced (stop tokens excluded), over all turns
+  double load_ms = 0;            // set by the caller: checkpoint/program loading
+  double ttft_ms = 0;            // first turn: start of prefill to the first sampled token
+  double prefill_ms = 0;         // time in prompt forwards
+  double decode_ms = 0;          // time in single-token forwards
+  int64_t decode_steps = 0;      // single-token forwards run
+
+  double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0.0; }
+  double decode_tok_s() const { return decode_ms > 0 ? decode_steps * 1000.0 / decode_ms : 0.0; }
+};
+
+// Peak resident set size of this process so far (getrusage ru_maxrss), in MiB.
+double peak_rss_mb();
+
+// Human-readable multi-line summary for stderr (no trailing newline).
+std::string format_stats(const GenerationStats& stats, double peak_rss_mb);
+
+}  // namespace genai

@@ -1,0 +1,54 @@
+// Next-token sampling: greedy at temperature 0, otherwise softmax(logits / T) restricted to the
+// top-p nucleus, drawn with our own seeded PRNG so a --seed reproduces a run on any platform
+// (std::*_distribution results differ between standard libraries; ours do not).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace genai {
+
+struct SamplerConfig {
+  float temperature = 0.8f;  // 0 = greedy
+  float top_p = 0.9f;        // (0, 1]; 1 keeps the whole distribution
+  uint64_t seed = 0;
+  // InputError naming --temperature / --top_p when out of range.
+  void validate() const;
+};
+
+// xoshiro256** 1.0 (Blackman & Vigna), state seeded from one 64-bit value by splitmix64 as its
+// authors recommend. Small, fast, and its output sequence is fixed by the algorithm.
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed);
+  // Raw state (not all zero), for checking against the reference implementation.
+  static Xoshiro256 from_state(uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3);
+  uint64_t next();
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform();
+
+ private:
+  uint64_t s_[4];
+};
+
+// Index of the largest logit; the lowest index wins ties.
+int32_t argmax(std::span<const float> logits);
+
+// The top-p nucleus of softmax(logits / temperature): (id, probability) sorted by descending
+// probability (ties: lower id first), the smallest prefix whose mass reaches top_p, renormalised
+// to sum to 1. temperature must be > 0.
+std::vector<std::pair<int32_t, float>> nucleus(std::span<const float> logits, float temperature, float top_p);
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerConfig& config);
+  int32_t sample(std::span<const float> logits);
+
+ private:
+  SamplerConfig config_;
+  Xoshiro256 rng_;
+};
+
+}  // namespace genai

@@ -1,0 +1,95 @@
+#include "llm/smart_mask_kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace genai {
+
+SmartMaskKvCache::SmartMaskKvCache(KvCacheLayout layout, DType element, std::vector<int64_t> ar_lens)
+    : layout_(layout), element_(element), esize_(dtype_size(element)), ar_lens_(std::move(ar_lens)) {
+  if (ar_lens_.empty()) throw_failure("internal: KV cache without an AR length");
+  for (int64_t ar : ar_lens_)
+    if (ar < 1 || ar >= layout_.context_len)
+      throw_input_error("KV cache: AR length {} must be in [1, {}) for a context of {}", ar, layout_.context_len,
+                        layout_.context_len);
+  capacity_ = layout_.context_len - *std::min_element(ar_lens_.begin(), ar_lens_.end());
+  ar_len_ = ar_lens_.front();
+  const size_t bytes = static_cast<size_t>(layout_.n_kv_heads * layout_.head_dim * capacity_) * esize_;
+  for (int64_t l = 0; l < layout_.n_layers; ++l) {
+    k_.emplace_back(new uint8_t[bytes]());
+    v_.emplace_back(new uint8_t[bytes]());
+  }
+  bytes_ = bytes;
+}
+
+void SmartMaskKvCache::reset() {
+  for (auto& b : k_) std::memset(b.get(), 0, bytes_);
+  for (auto& b : v_) std::memset(b.get(), 0, bytes_);
+  n_past_ = 0;
+  ar_len_ = ar_lens_.front();
+}
+
+void SmartMaskKvCache::set_ar_len(int64_t ar) {
+  if (ar == ar_len_) return;
+  if (std::find(ar_lens_.begin(), ar_lens_.end(), ar) == ar_lens_.end())
+    throw_failure("internal: KV cache was not sized for AR length {}", ar);
+  const int64_t src = layout_.context_len - ar_len_, dst = layout_.context_len - ar;
+  if (n_past_ > dst) throw_failure("KV cache: {} entries do not fit a cache of {} for AR length {}", n_past_, dst, ar);
+  const int64_t rows = layout_.n_kv_heads * layout_.head_dim, hd = layout_.head_dim;
+  const size_t row_bytes = static_cast<size_t>(n_past_) * esize_;
+  for (int64_t l = 0; l < layout_.n_layers; ++l) {
+    uint8_t* k = k_buf(l);
+    uint8_t* v = v_buf(l);
+    // Growing the stride moves rows back to front, shrinking front to back, so no row overwrites
+    // one that has not moved yet (memmove handles the overlap within a row).
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t r = dst > src ? rows - 1 - i : i;
+      std::memmove(k + r * dst * esize_, k + r * src * esize_, row_bytes);
+    }
+    for (int64_t i = 0; i < layout_.n_kv_heads; ++i) {
+      const int64_t h = dst > src ? layout_.n_kv_heads - 1 - i : i;
+      std::memmove(v + h * dst * hd * esize_, v + h * src * hd * esize_, row_bytes * hd);
+    }
+  }
+  ar_len_ = ar;
+}
+
+Tensor SmartMaskKvCache::k_input(int64_t l) const {
+  return Tensor::view(element_, {1, layout_.n_kv_heads, layout_.head_dim, cache_len()}, k_.at(l).get(), k_.at(l));
+}
+
+Tensor SmartMaskKvCache::v_input(int64_t l) const {
+  return Tensor::view(element_, {1, layout_.n_kv_heads, cache_len(), layout_.head_dim}, v_.at(l).get(), v_.at(l));
+}
+
+void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
+  // The outputs' AR length may differ from the current layout: a call's last entries can be
+  // stored after switching to a layout with a longer cache.
+  const int64_t KV = layout_.n_kv_heads, hd = layout_.head_dim, stride = cache_len();
+  const int64_t ar = k_out.rank() == 4 ? k_out.dim(3) : -1;
+  const Shape k_shape{1, KV, hd, ar}, v_shape{1, KV, ar, hd};
+  if (k_out.dtype() != element_ || v_out.dtype() != element_ || k_out.shape() != k_shape || v_out.shape() != v_shape)
+    throw_failure("KV cache: layer {} outputs {}{} / {}{} do not match {}{} / {}", l, dtype_name(k_out.dtype()),
+                  shape_to_string(k_out.shape()), dtype_name(v_out.dtype()), shape_to_string(v_out.shape()),
+                  dtype_name(element_), shape_to_string(k_shape), shape_to_string(v_shape));
+  if (n_update < 0 || n_update > ar || n_past_ + n_update > stride)
+    throw_failure("KV cache: cannot add {} entries at position {} to a cache of {}", n_update, n_past_, stride);
+  const uint8_t* ks = static_cast<const uint8_t*>(k_out.raw());
+  const uint8_t* vs = static_cast<const uint8_t*>(v_out.raw());
+  uint8_t* k = k_buf(l);
+  uint8_t* v = v_buf(l);
+  for (int64_t r = 0; r < KV * hd; ++r)
+    std::memcpy(k + (r * stride + n_past_) * esize_, ks + r * ar * esize_, n_update * esize_);
+  for (int64_t h = 0; h < KV; ++h)
+    std::memcpy(v + (h * stride + n_past_) * hd * esize_, vs + h * ar * hd * esize_, n_update * hd * esize_);
+}
+
+void SmartMaskKvCache::advance(int64_t n_update) {
+  if (n_past_ + n_update > cache_len())
+    throw_failure("KV cache: advancing {} past the cache of {}", n_update, cache_len());
+  n_past_ += n_update;
+}
+
+}  // namespace genai

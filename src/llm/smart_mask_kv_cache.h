@@ -1,0 +1,85 @@
+// The runner's KV cache for static graphs, "smart mask" style (as upstream's only remaining
+// manager): per layer one K input buffer [n_kv, head_dim, CL-ar] and one V input buffer
+// [n_kv, CL-ar, head_dim]; slots never move while decoding, new entries are copied in at the
+// current position, and the attention mask hides the slots not filled yet. The element type is
+// only a byte size, so the quantized runtime stores uint8/uint16 codes with the same code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+namespace genai {
+
+struct KvCacheLayout {
+  int64_t n_layers = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t context_len = 0;  // CL: cache columns + the ar new columns of a call
+};
+
+class SmartMaskKvCache {
+ public:
+  // `ar_lens`: every AR length the graphs use (e.g. {1, 32}); buffers are sized for the longest
+  // cache (CL - min ar) so switching between them rearranges in place. Starts in layout ar_lens[0].
+  SmartMaskKvCache(KvCacheLayout layout, DType element, std::vector<int64_t> ar_lens);
+
+  const KvCacheLayout& layout() const { return layout_; }
+  DType element() const { return element_; }
+  int64_t ar_len() const { return ar_len_; }
+  int64_t cache_len() const { return layout_.context_len - ar_len_; }  // CL - ar
+  int64_t n_past() const { return n_past_; }
+
+  // Forgets every entry (n_past = 0); buffers are zeroed so runs are reproducible.
+  void reset();
+  // Re-lays the cache out for graphs of `ar` tokens: each row moves from stride CL-ar_old to
+  // CL-ar (upstream's rearrange_cache). Failure when the filled entries would not fit.
+  void set_ar_len(int64_t ar);
+
+  // Read-only views of layer `l`'s cache in the current layout, as graph inputs:
+  // K [1, n_kv, head_dim, CL-ar], V [1, n_kv, CL-ar, head_dim].
+  Tensor k_input(int64_t l) const;
+  Tensor v_input(int64_t l) const;
+
+  // Copies the first `n_update` of the ar new entries of layer `l` — k_out [1, n_kv, head_dim, ar],
+  // v_out [1, n_kv, ar, head_dim] — into the cache at position n_past() (K: n_update elements per
+  // (head, dim) row; V: n_update*head_dim per head). Call for every layer, then advance(). The
+  // outputs' ar need not be the current layout's (see fits()).
+  bool fits(int64_t n_update) const { return n_past_ + n_update <= cache_len(); }
+  void update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update);
+  void advance(int64_t n_update);
+
+ private:
+  uint8_t* k_buf(int64_t l) { return k_[l].get(); }
+  uint8_t* v_buf(int64_t l) { return v_[l].get(); }
+
+  KvCacheLayout layout_;
+  DType element_;
+  size_t esize_;
+  std::vector<int64_t> ar_lens_;
+  int64_t capacity_ = 0;  // longest cache length of any layout
+  int64_t ar_len_ = 0;
+  int64_t n_past_ = 0;
+  size_t bytes_ = 0;
+  std::vector<std::shared_ptr<uint8_t[]>> k_, v_;
+};
+
+// The attention mask [1, 1, ar, CL] for a call of `ar` tokens at position n_past: row i attends
+// cache columns [0, n_past) and the new columns CL-ar .. CL-ar+i (itself and the earlier new
+// tokens); every other column holds `masked`. T is float for float graphs, uint16 when quantized.
+template <typename T>
+void fill_smart_mask(T* mask, int64_t ar, int64_t context_len, int64_t n_past, T attend, T masked) {
+  const int64_t cache_len = context_len - ar;
+  for (int64_t i = 0; i < ar; ++i) {
+    T* row = mask + i * context_len;
+    for (int64_t j = 0; j < context_len; ++j) {
+      const bool visible = j < n_past || (j >= cache_len && j - cache_len <= i);
+      row[j] = visible ? attend : masked;
+    }
+  }
+}
+
+}  // namespace genai

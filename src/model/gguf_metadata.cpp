@@ -1,0 +1,170 @@
+#include "model/gguf_metadata.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "model/hf_config.h"
+
+namespace genai {
+namespace {
+
+std::string key(const std::string& arch, const char* suffix) { return arch + "." + suffix; }
+
+std::vector<TokenType> to_types(const GgufFile& f, const std::vector<int32_t>& raw) {
+  std::vector<TokenType> out;
+  out.reserve(raw.size());
+  for (int32_t t : raw) {
+    if (t < 0 || t > 6) throw_input_error("{}: tokenizer.ggml.token_type holds invalid type {}", f.source(), t);
+    out.push_back(static_cast<TokenType>(t));
+  }
+  return out;
+}
+
+std::vector<int32_t> from_types(const std::vector<TokenType>& types) {
+  std::vector<int32_t> out;
+  for (TokenType t : types) out.push_back(static_cast<int32_t>(t));
+  return out;
+}
+
+int32_t token_id(const GgufFile& f, const char* k, int32_t fallback) {
+  auto v = f.get_int(k);
+  if (!v) return fallback;
+  if (*v < -1 || *v > INT32_MAX) throw_input_error("{}: metadata key {} = {} is not a token id", f.source(), k, *v);
+  return static_cast<int32_t>(*v);
+}
+
+}  // namespace
+
+ModelConfig gguf_read_config(const GgufFile& f) {
+  const std::string arch = f.require_string("general.architecture");
+  ModelConfig c;
+  c.arch = parse_architecture(arch, f.source(), "general.architecture");
+  auto positive = [&](const std::string& k) {
+    const int64_t v = f.require_int(k);
+    if (v <= 0) throw_input_error("{}: metadata key {} must be positive, got {}", f.source(), k, v);
+    return v;
+  };
+  c.dim = positive(key(arch, "embedding_length"));
+  c.n_layers = positive(key(arch, "block_count"));
+  c.ffn_dim = positive(key(arch, "feed_forward_length"));
+  c.n_heads = positive(key(arch, "attention.head_count"));
+  c.n_kv_heads = f.get_int(key(arch, "attention.head_count_kv")).value_or(c.n_heads);
+  c.max_positions = f.get_int(key(arch, "context_length")).value_or(2048);
+  c.head_dim = f.get_int(key(arch, "attention.key_length"))
+                   .value_or(f.get_int(key(arch, "rope.dimension_count")).value_or(c.dim / c.n_heads));
+  if (auto rot = f.get_int(key(arch, "rope.dimension_count")); rot && *rot != c.head_dim)
+    throw_input_error("{}: {} = {} differs from the head dimension {} (partial rotary is not supported)", f.source(),
+                      key(arch, "rope.dimension_count"), *rot, c.head_dim);
+  c.rope_theta = static_cast<float>(f.get_number(key(arch, "rope.freq_base")).value_or(10000.0));
+  c.norm_eps = static_cast<float>(f.get_number(key(arch, "attention.layer_norm_rms_epsilon")).value_or(1e-5));
+  if (auto type = f.get_string(key(arch, "rope.scaling.type")); type && *type != "none" && *type != "llama3")
+    throw_input_error("{}: {} '{}' is not supported (llama3 scaling comes as a rope_freqs tensor)", f.source(),
+                      key(arch, "rope.scaling.type"), *type);
+  if (auto v = f.get_int(key(arch, "vocab_size"))) {
+    c.vocab_size = *v;
+  } else if (const GgufValue* toks = f.find("tokenizer.ggml.tokens"); toks && toks->as_array()) {
+    c.vocab_size = static_cast<int64_t>(toks->as_array()->size());
+  } else if (const GgufTensorInfo* emb = f.find_tensor("token_embd.weight"); emb && emb->ne.size() == 2) {
+    c.vocab_size = static_cast<int64_t>(emb->ne[1]);
+  }
+  c.qkv_bias = c.arch == Architecture::kQwen2;
+  c.bos_id = token_id(f, "tokenizer.ggml.bos_token_id", 1);
+  c.eos_id = token_id(f, "tokenizer.ggml.eos_token_id", 2);
+  if (auto name = f.get_string("general.name")) c.name = *name;
+  return c;
+}
+
+void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
+  const std::string arch(architecture_name(c.arch));
+  auto u32 = [](int64_t v) { return GgufValue::u32(static_cast<uint32_t>(v)); };
+  w.set("general.architecture", GgufValue::string(arch));
+  if (!c.name.empty()) w.set("general.name", GgufValue::string(c.name));
+  w.set(key(arch, "context_length"), u32(c.max_positions));
+  w.set(key(arch, "embedding_length"), u32(c.dim));
+  w.set(key(arch, "block_count"), u32(c.n_layers));
+  w.set(key(arch, "feed_forward_length"), u32(c.ffn_dim));
+  w.set(key(arch, "attention.head_count"), u32(c.n_heads));
+  w.set(key(arch, "attention.head_count_kv"), u32(c.n_kv_heads));
+  w.set(key(arch, "rope.freq_base"), GgufValue::f32(c.rope_theta));
+  w.set(key(arch, "attention.layer_norm_rms_epsilon"), GgufValue::f32(c.norm_eps));
+  w.set(key(arch, "vocab_size"), u32(c.vocab_size));
+  w.set(key(arch, "rope.dimension_count"), u32(c.head_dim));
+  if (c.head_dim * c.n_heads != c.dim) {
+    w.set(key(arch, "attention.key_length"), u32(c.head_dim));
+    w.set(key(arch, "attention.value_length"), u32(c.head_dim));
+  }
+}
+
+GgufVocab gguf_read_vocab(const GgufFile& f) {
+  auto model = f.get_string("tokenizer.ggml.model");
+  if (!model) return std::monostate{};
+  const std::string chat = f.get_string("tokenizer.chat_template").value_or("");
+  auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  if (tokens.empty()) throw_input_error("{}: missing metadata key tokenizer.ggml.tokens", f.source());
+  auto types = to_types(f, f.get_int_array("tokenizer.ggml.token_type"));
+  if (!types.empty() && types.size() != tokens.size())
+    throw_input_error("{}: tokenizer.ggml.token_type has {} entries for {} tokens", f.source(), types.size(),
+                      tokens.size());
+  const int32_t n = static_cast<int32_t>(tokens.size());
+  auto check_id = [&](const char* k, int32_t id) {
+    if (id >= n) throw_input_error("{}: {} = {} is outside the vocabulary of {}", f.source(), k, id, n);
+    return id;
+  };
+  if (*model == "llama") {
+    SpmVocab v;
+    v.pieces = std::move(tokens);
+    v.scores = f.get_float_array("tokenizer.ggml.scores");
+    if (v.scores.empty()) v.scores.assign(v.pieces.size(), 0.0f);
+    if (v.scores.size() != v.pieces.size())
+      throw_input_error("{}: tokenizer.ggml.scores has {} entries for {} tokens", f.source(), v.scores.size(),
+                        v.pieces.size());
+    v.types = std::move(types);
+    v.bos_id = check_id("tokenizer.ggml.bos_token_id", token_id(f, "tokenizer.ggml.bos_token_id", 1));
+    v.eos_id = check_id("tokenizer.ggml.eos_token_id", token_id(f, "tokenizer.ggml.eos_token_id", 2));
+    v.unk_id = check_id("tokenizer.ggml.unknown_token_id", token_id(f, "tokenizer.ggml.unknown_token_id", 0));
+    v.add_space_prefix = f.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
+    v.chat_template = chat;
+    return v;
+  }
+  if (*model == "gpt2") {
+    BpeVocab v;
+    v.tokens = std::move(tokens);
+    v.merges = f.get_string_array("tokenizer.ggml.merges");
+    v.types = std::move(types);
+    v.pre_tokenizer = f.get_string("tokenizer.ggml.pre").value_or("default");
+    v.bos_id = check_id("tokenizer.ggml.bos_token_id", token_id(f, "tokenizer.ggml.bos_token_id", -1));
+    v.eos_id = check_id("tokenizer.ggml.eos_token_id", token_id(f, "tokenizer.ggml.eos_token_id", -1));
+    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(false);
+    v.chat_template = chat;
+    return v;
+  }
+  throw_input_error("{}: tokenizer.ggml.model '{}' is not supported (supported: llama, gpt2)", f.source(), *model);
+}
+
+void gguf_write_vocab(GgufWriter& w, const SpmVocab& v) {
+  w.set("tokenizer.ggml.model", GgufValue::string("llama"));
+  w.set("tokenizer.ggml.tokens", GgufValue::string_array(v.pieces));
+  w.set("tokenizer.ggml.scores", GgufValue::f32_array(v.scores));
+  if (!v.types.empty()) w.set("tokenizer.ggml.token_type", GgufValue::i32_array(from_types(v.types)));
+  w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(static_cast<uint32_t>(v.bos_id)));
+  w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(static_cast<uint32_t>(v.eos_id)));
+  w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(static_cast<uint32_t>(v.unk_id)));
+  w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(true));
+  w.set("tokenizer.ggml.add_space_prefix", GgufValue::boolean(v.add_space_prefix));
+  if (!v.chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(v.chat_template));
+}
+
+void gguf_write_vocab(GgufWriter& w, const BpeVocab& v) {
+  w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
+  w.set("tokenizer.ggml.pre", GgufValue::string(v.pre_tokenizer.empty() ? "default" : v.pre_tokenizer));
+  w.set("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
+  if (!v.types.empty()) w.set("tokenizer.ggml.token_type", GgufValue::i32_array(from_types(v.types)));
+  w.set("tokenizer.ggml.merges", GgufValue::string_array(v.merges));
+  if (v.bos_id >= 0) w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(static_cast<uint32_t>(v.bos_id)));
+  if (v.eos_id >= 0) w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(static_cast<uint32_t>(v.eos_id)));
+  w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(v.add_bos));
+  w.set("tokenizer.ggml.add_space_prefix", GgufValue::boolean(false));
+  if (!v.chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(v.chat_template));
+}
+
+}  // namespace genai

@@ -1,0 +1,170 @@
+#include "model/hf_config.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+namespace genai {
+namespace {
+
+using nlohmann::json;
+
+// Shortest decimal of a float, as a double, so 1e-5f is written as 1e-05 and not 9.99999974e-06.
+double tidy(float f) { return std::stod(fmt::format("{}", f)); }
+
+class ConfigReader {
+ public:
+  ConfigReader(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
+
+  const json* find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  int64_t require_int(const char* key) const {
+    const json* v = find(key);
+    if (!v) throw_input_error("{}: missing key {}", source_, key);
+    return as_int(*v, key);
+  }
+  int64_t get_int(const char* key, int64_t fallback) const {
+    const json* v = find(key);
+    return v ? as_int(*v, key) : fallback;
+  }
+  double get_number(const char* key, double fallback) const {
+    const json* v = find(key);
+    if (!v) return fallback;
+    if (!v->is_number()) throw_input_error("{}: key {} must be a number, got {}", source_, key, v->dump());
+    return v->get<double>();
+  }
+  bool get_bool(const char* key, bool fallback) const {
+    const json* v = find(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) throw_input_error("{}: key {} must be true or false, got {}", source_, key, v->dump());
+    return v->get<bool>();
+  }
+  // A token id, or the first of a list of ids (eos_token_id may list several).
+  int64_t get_token_id(const char* key, int64_t fallback) const {
+    const json* v = find(key);
+    if (!v) return fallback;
+    if (v->is_array()) {
+      if (v->empty()) return fallback;
+      return as_int((*v)[0], key);
+    }
+    return as_int(*v, key);
+  }
+  int64_t as_int(const json& v, const char* key) const {
+    if (!v.is_number_integer()) throw_input_error("{}: key {} must be an integer, got {}", source_, key, v.dump());
+    return v.get<int64_t>();
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  const json& j_;
+  std::string source_;
+};
+
+}  // namespace
+
+std::string supported_architectures() { return "llama, qwen2"; }
+
+Architecture parse_architecture(const std::string& name, const std::string& source, const std::string& key) {
+  if (name == "llama") return Architecture::kLlama;
+  if (name == "qwen2") return Architecture::kQwen2;
+  throw_input_error("{}: {} '{}' is not supported (supported architectures: {})", source, key, name,
+                    supported_architectures());
+}
+
+ModelConfig read_hf_config(const std::filesystem::path& config_json) {
+  const std::string source = config_json.string();
+  auto map = MappedFile::open(config_json);
+  auto bytes = map->bytes();
+  json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw_input_error("{}: not a JSON object", source);
+  ConfigReader r(j, source);
+  ModelConfig c;
+  const json* mt = r.find("model_type");
+  if (!mt || !mt->is_string()) throw_input_error("{}: missing key model_type (supported: {})", source, supported_architectures());
+  c.arch = parse_architecture(mt->get<std::string>(), source, "model_type");
+  c.dim = r.require_int("hidden_size");
+  c.n_layers = r.require_int("num_hidden_layers");
+  c.n_heads = r.require_int("num_attention_heads");
+  c.n_kv_heads = r.get_int("num_key_value_heads", c.n_heads);
+  c.head_dim = r.get_int("head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0);
+  c.ffn_dim = r.require_int("intermediate_size");
+  c.vocab_size = r.require_int("vocab_size");
+  c.max_positions = r.get_int("max_position_embeddings", 2048);
+  c.rope_theta = static_cast<float>(r.get_number("rope_theta", 10000.0));
+  c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", 1e-6));
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
+  c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
+  c.qkv_bias = c.arch == Architecture::kQwen2;
+  if (c.arch == Architecture::kLlama && r.get_bool("attention_bias", false))
+    throw_input_error("{}: attention_bias = true is not supported for llama", source);
+  if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
+  if (const json* act = r.find("hidden_act"); act && (!act->is_string() || act->get<std::string>() != "silu"))
+    throw_input_error("{}: hidden_act {} is not supported (supported: silu)", source, act->dump());
+  if (const json* rs = r.find("rope_scaling")) {
+    if (!rs->is_object()) throw_input_error("{}: rope_scaling must be an object or null", source);
+    ConfigReader s(*rs, source + " rope_scaling");
+    const json* type = s.find("rope_type");
+    if (!type) type = s.find("type");
+    const std::string t = type && type->is_string() ? type->get<std::string>() : "";
+    if (t == "llama3") {
+      c.rope_scaling.factor = static_cast<float>(s.get_number("factor", 0.0));
+      c.rope_scaling.low_freq_factor = static_cast<float>(s.get_number("low_freq_factor", 1.0));
+      c.rope_scaling.high_freq_factor = static_cast<float>(s.get_number("high_freq_factor", 4.0));
+      c.rope_scaling.original_max_positions = s.get_int("original_max_position_embeddings", 8192);
+      if (!(c.rope_scaling.factor > 0.0f) || !(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) ||
+          !(c.rope_scaling.low_freq_factor > 0.0f) || c.rope_scaling.original_max_positions <= 0)
+        throw_input_error("{}: rope_scaling: invalid llama3 parameters {}", source, rs->dump());
+    } else if (t != "default" && !t.empty()) {
+      throw_input_error("{}: rope_scaling.rope_type '{}' is not supported (supported: default, llama3)", source, t);
+    }
+  }
+  if (const json* n = r.find("_name_or_path"); n && n->is_string()) c.name = n->get<std::string>();
+  c.validate(source);
+  return c;
+}
+
+std::string hf_config_json(const ModelConfig& c) {
+  const bool qwen = c.arch == Architecture::kQwen2;
+  json j = {
+      {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+      {"model_type", std::string(architecture_name(c.arch))},
+      {"hidden_size", c.dim},
+      {"intermediate_size", c.ffn_dim},
+      {"num_hidden_layers", c.n_layers},
+      {"num_attention_heads", c.n_heads},
+      {"num_key_value_heads", c.n_kv_heads},
+      {"head_dim", c.head_dim},
+      {"vocab_size", c.vocab_size},
+      {"max_position_embeddings", c.max_positions},
+      {"rms_norm_eps", tidy(c.norm_eps)},
+      {"rope_theta", tidy(c.rope_theta)},
+      {"tie_word_embeddings", c.tied_embeddings},
+      {"hidden_act", "silu"},
+      {"torch_dtype", "float32"},
+      {"use_cache", true},
+  };
+  j["bos_token_id"] = c.bos_id >= 0 ? json(c.bos_id) : json(nullptr);
+  j["eos_token_id"] = c.eos_id >= 0 ? json(c.eos_id) : json(nullptr);
+  if (!qwen) {
+    j["attention_bias"] = false;
+    j["mlp_bias"] = false;
+  }
+  if (c.rope_scaling.enabled()) {
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", tidy(c.rope_scaling.factor)},
+                         {"low_freq_factor", tidy(c.rope_scaling.low_freq_factor)},
+                         {"high_freq_factor", tidy(c.rope_scaling.high_freq_factor)},
+                         {"original_max_position_embeddings", c.rope_scaling.original_max_positions}};
+  } else {
+    j["rope_scaling"] = nullptr;
+  }
+  if (!c.name.empty()) j["_name_or_path"] = c.name;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace genai

@@ -1,0 +1,70 @@
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/mapped_file.h"
+#include "formats/safetensors_file.h"
+#include "model/hf_config.h"
+#include "model/loaders.h"
+#include "model/weight_layout.h"
+#include "model/weights.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer_json.h"
+
+namespace genai {
+namespace {
+
+// tokenizer_config.json's chat_template: a string, or a list of {name, template} (take "default").
+std::string read_chat_template(const std::filesystem::path& tokenizer_config) {
+  if (!std::filesystem::exists(tokenizer_config)) return "";
+  auto map = MappedFile::open(tokenizer_config);
+  auto bytes = map->bytes();
+  auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw_input_error("{}: not a JSON object", tokenizer_config.string());
+  auto it = j.find("chat_template");
+  if (it == j.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_array()) {
+    for (const auto& e : *it)
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+        return e["template"].get<std::string>();
+  }
+  throw_input_error("{}: chat_template must be a string or a list of {{name, template}}", tokenizer_config.string());
+}
+
+}  // namespace
+
+Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
+  Model m;
+  m.format = CheckpointFormat::kHuggingFace;
+  m.checkpoint_path = dir;
+  m.config = read_hf_config(dir / "config.json");
+  ModelConfig& c = m.config;
+  SafetensorsCheckpoint ckpt = SafetensorsCheckpoint::open(dir);
+  namespace wn = weight_names;
+  // Missing lm_head means the head is tied to the embedding, whatever the config says.
+  if (!ckpt.find(wn::lm_head()).file) c.tied_embeddings = true;
+
+  m.weights.set_source(dir.string());
+  for (const WeightSpec& spec : expected_weights(c)) {
+    auto loc = ckpt.find(spec.name);
+    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), spec.name);
+    check_weight_shape(loc.file->source(), spec.name, spec, loc.entry->shape);
+    m.weights.add(spec.name, loc.file->tensor_f32(*loc.entry));
+  }
+
+  if (with_tokenizer) {
+    const auto tj = dir / "tokenizer.json";
+    if (std::filesystem::exists(tj)) {
+      m.tokenizer = load_tokenizer_json(tj);
+      m.tokenizer_path = tj;
+    } else {
+      log::warn("{}: no tokenizer.json (pass --tokenizer_model)", dir.string());
+    }
+  }
+  const std::string chat = read_chat_template(dir / "tokenizer_config.json");
+  if (!chat.empty()) m.chat_format = detect_chat_format(chat);
+  return m;
+}
+
+}  // namespace genai

@@ -1,0 +1,196 @@
+#include "model/model_writer.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "formats/gguf_writer.h"
+#include "formats/llama2c_file.h"
+#include "formats/safetensors_file.h"
+#include "model/hf_config.h"
+#include "model/rope_scaling.h"
+#include "model/rotary_layout.h"
+#include "tokenizer/tokenizer_bin.h"
+#include "tokenizer/tokenizer_json.h"
+
+namespace genai {
+namespace {
+
+Tensor checked_get(const WeightSource& src, const WeightSpec& spec) {
+  Tensor t = src.get(spec).to_f32();
+  if (t.shape() != spec.shape)
+    throw_input_error("tensor {}: expected shape {}, got {}", spec.name, shape_to_string(spec.shape),
+                      shape_to_string(t.shape()));
+  return t;
+}
+
+uint32_t gguf_file_type(GgmlType t) {
+  switch (t) {
+    case GgmlType::kF32: return 0;
+    case GgmlType::kF16: return 1;
+    case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ4_1: return 3;
+    case GgmlType::kQ8_0: return 7;
+    case GgmlType::kBF16: return 32;
+    default: return 0;
+  }
+}
+
+std::vector<uint8_t> tensor_bytes_as(const Tensor& f32, DType dtype) {
+  const int64_t n = f32.numel();
+  const float* x = f32.data<float>();
+  std::vector<uint8_t> out(static_cast<size_t>(n) * dtype_size(dtype));
+  switch (dtype) {
+    case DType::kF32: std::memcpy(out.data(), x, out.size()); break;
+    case DType::kF16: ggml_quantize(GgmlType::kF16, x, out.data(), n); break;
+    case DType::kBF16: ggml_quantize(GgmlType::kBF16, x, out.data(), n); break;
+    default: throw_input_error("safetensors weights must be F32, F16 or BF16, not {}", dtype_name(dtype));
+  }
+  return out;
+}
+
+}  // namespace
+
+WeightSource WeightSource::of(const Weights& weights) {
+  return {[&weights](const WeightSpec& spec) { return weights.get(spec.name); }};
+}
+
+void write_gguf_model(const std::filesystem::path& path, const ModelConfig& config, const WeightSource& weights,
+                      GgmlType weight_type, const GgufVocab& vocab) {
+  if (!ggml_can_quantize(weight_type))
+    throw_input_error("GGUF weight type {} cannot be written (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1)",
+                      ggml_type_name(weight_type));
+  config.validate(path.string());
+  GgufWriter w;
+  gguf_write_config(w, config);
+  w.set("general.file_type", GgufValue::u32(gguf_file_type(weight_type)));
+  if (const auto* spm = std::get_if<SpmVocab>(&vocab)) gguf_write_vocab(w, *spm);
+  if (const auto* bpe = std::get_if<BpeVocab>(&vocab)) gguf_write_vocab(w, *bpe);
+  w.set("general.quantization_version", GgufValue::u32(2));
+
+  if (config.rope_scaling.enabled())
+    w.add_tensor_f32("rope_freqs.weight", GgmlType::kF32, {config.head_dim / 2},
+                     llama3_rope_freq_factors(config.rope_scaling, config.rope_theta, config.head_dim));
+  const bool permute = config.arch == Architecture::kLlama;
+  for (const WeightSpec& spec : expected_weights(config)) {
+    GgmlType type = spec.shape.size() == 1 ? GgmlType::kF32 : weight_type;
+    if (spec.shape.back() % ggml_type_info(type).block_size != 0) type = GgmlType::kF16;
+    const std::string kind = rotary_projection_kind(spec.name);
+    const int64_t heads = kind == "q" ? config.n_heads : config.n_kv_heads;
+    w.add_tensor(*gguf_name_of(spec.name), type, spec.shape, [&weights, spec, type, permute, kind, heads] {
+      Tensor t = checked_get(weights, spec);
+      if (permute && !kind.empty()) t = half_to_interleaved_rows(t, heads);
+      return ggml_encode(type, t.data<float>(), t.numel());
+    });
+  }
+  w.write(path);
+}
+
+void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config, const WeightSource& weights,
+                    DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes) {
+  config.validate(dir.string());
+  std::filesystem::create_directories(dir);
+  std::vector<SafetensorsTensorToWrite> tensors;
+  for (const WeightSpec& spec : expected_weights(config))
+    tensors.push_back({spec.name, dtype, spec.shape,
+                       [&weights, spec, dtype] { return tensor_bytes_as(checked_get(weights, spec), dtype); }});
+  write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);
+  write_file_atomic(dir / "config.json", hf_config_json(config));
+  if (vocab) {
+    write_tokenizer_json(*vocab, dir / "tokenizer.json");
+    nlohmann::json tc = {{"add_bos_token", vocab->add_bos},
+                         {"model_max_length", config.max_positions},
+                         {"tokenizer_class", "GPT2Tokenizer"}};
+    auto token = [&](int32_t id) {
+      return id >= 0 && id < static_cast<int32_t>(vocab->tokens.size()) ? nlohmann::json(vocab->tokens[id])
+                                                                        : nlohmann::json(nullptr);
+    };
+    tc["bos_token"] = token(vocab->bos_id);
+    tc["eos_token"] = token(vocab->eos_id);
+    if (!vocab->chat_template.empty()) tc["chat_template"] = vocab->chat_template;
+    write_file_atomic(dir / "tokenizer_config.json", tc.dump(2) + "\n");
+  }
+}
+
+void write_llama2c_model(const std::filesystem::path& path, const ModelConfig& c, const WeightSource& weights,
+                         const SpmVocab* vocab) {
+  const std::string src = path.string();
+  c.validate(src);
+  if (c.arch != Architecture::kLlama || c.qkv_bias)
+    throw_input_error("{}: llama2.c checkpoints hold only the llama architecture without biases", src);
+  if (c.rope_scaling.enabled()) throw_input_error("{}: llama2.c checkpoints cannot express rope scaling", src);
+  if (c.rope_theta != 10000.0f)
+    throw_input_error("{}: llama2.c fixes rope_theta at 10000, the model has {}", src, c.rope_theta);
+  if (c.head_dim * c.n_heads != c.dim)
+    throw_input_error("{}: llama2.c needs head_dim = dim / n_heads ({} != {} / {})", src, c.head_dim, c.dim, c.n_heads);
+  Llama2cHeader h;
+  h.dim = static_cast<int32_t>(c.dim);
+  h.hidden_dim = static_cast<int32_t>(c.ffn_dim);
+  h.n_layers = static_cast<int32_t>(c.n_layers);
+  h.n_heads = static_cast<int32_t>(c.n_heads);
+  h.n_kv_heads = static_cast<int32_t>(c.n_kv_heads);
+  h.vocab_size = static_cast<int32_t>(c.vocab_size);
+  h.seq_len = static_cast<int32_t>(c.max_positions);
+  h.shared_classifier = c.tied_embeddings;
+
+  const auto specs = expected_weights(c);
+  auto spec_of = [&](const std::string& name) -> const WeightSpec& {
+    for (const auto& s : specs)
+      if (s.name == name) return s;
+    throw_failure("internal: no weight {}", name);
+  };
+  auto single = [&](const std::string& name) {
+    Tensor t = checked_get(weights, spec_of(name));
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  };
+  auto stacked = [&](const char* suffix) {
+    std::vector<float> out;
+    for (int64_t i = 0; i < c.n_layers; ++i) {
+      const std::string name = weight_names::layer(i, suffix);
+      Tensor t = checked_get(weights, spec_of(name));
+      const std::string kind = rotary_projection_kind(name);
+      if (!kind.empty()) t = half_to_interleaved_rows(t, kind == "q" ? c.n_heads : c.n_kv_heads);
+      out.insert(out.end(), t.data<float>(), t.data<float>() + t.numel());
+    }
+    return out;
+  };
+  auto freqs = [&](bool real) {
+    const int64_t hs = c.head_dim;
+    std::vector<float> out;
+    for (int64_t pos = 0; pos < c.max_positions; ++pos)
+      for (int64_t i = 0; i < hs / 2; ++i) {
+        const float freq = 1.0f / std::pow(10000.0f, static_cast<float>(2 * i) / static_cast<float>(hs));
+        const float v = static_cast<float>(pos) * freq;
+        out.push_back(real ? std::cos(v) : std::sin(v));
+      }
+    return out;
+  };
+  namespace wn = weight_names;
+  write_llama2c(path, h, [&](const Llama2cArray& a) -> std::vector<float> {
+    if (a.name == "token_embedding_table") return single(wn::embed_tokens());
+    if (a.name == "rms_final_weight") return single(wn::final_norm());
+    if (a.name == "wcls") return single(wn::lm_head());
+    if (a.name == "freq_cis_real") return freqs(true);
+    if (a.name == "freq_cis_imag") return freqs(false);
+    if (a.name == "rms_att_weight") return stacked("input_layernorm.weight");
+    if (a.name == "wq") return stacked("self_attn.q_proj.weight");
+    if (a.name == "wk") return stacked("self_attn.k_proj.weight");
+    if (a.name == "wv") return stacked("self_attn.v_proj.weight");
+    if (a.name == "wo") return stacked("self_attn.o_proj.weight");
+    if (a.name == "rms_ffn_weight") return stacked("post_attention_layernorm.weight");
+    if (a.name == "w1") return stacked("mlp.gate_proj.weight");
+    if (a.name == "w2") return stacked("mlp.down_proj.weight");
+    if (a.name == "w3") return stacked("mlp.up_proj.weight");
+    throw_failure("internal: unknown llama2.c array {}", a.name);
+  });
+  if (vocab) {
+    if (static_cast<int64_t>(vocab->pieces.size()) != c.vocab_size)
+      throw_input_error("{}: tokenizer has {} pieces for a vocabulary of {}", src, vocab->pieces.size(), c.vocab_size);
+    write_tokenizer_bin(*vocab, path.parent_path() / "tokenizer.bin");
+  }
+}
+
+}  // namespace genai

@@ -1,0 +1,260 @@
+#include "model/reference_decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace genai {
+namespace {
+
+// Dot product with several independent partial sums: the fixed-size inner loop lets the compiler
+// vectorise it without -ffast-math (a single running sum would force strict sequential order).
+inline float dot(const float* a, const float* b, int64_t n) {
+  constexpr int kLanes = 16;
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) acc[j] += a[i + j] * b[i + j];
+  float tail = 0.0f;
+  for (; i < n; ++i) tail += a[i] * b[i];
+  float sum = 0.0f;
+  for (int j = 0; j < kLanes; ++j) sum += acc[j];
+  return sum + tail;
+}
+
+// out[t, r] = sum_k in[t, k] * w[r, k] (+ bias[r]) for t < n, r < rows: y = x W^T as nn.Linear.
+// Threads split the weight rows. Each thread walks its rows in small blocks and runs every token
+// through a block while it is hot in L1, so a batch of n tokens reads each weight row from memory
+// once rather than n times — what makes prefill much faster per token than decode.
+void linear(const float* in, int64_t n, int64_t k, const Tensor& w, const Tensor* bias, float* out) {
+  const int64_t rows = w.dim(0);
+  const float* wd = w.data<float>();
+  const float* bd = bias != nullptr ? bias->data<float>() : nullptr;
+  constexpr int64_t kRowBlock = 8;
+  ThreadPool::global().parallel_for(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
+          const int64_t r1 = std::min(end, r0 + kRowBlock);
+          for (int64_t t = 0; t < n; ++t) {
+            const float* x = in + t * k;
+            float* y = out + t * rows;
+            for (int64_t r = r0; r < r1; ++r) y[r] = dot(x, wd + r * k, k) + (bd != nullptr ? bd[r] : 0.0f);
+          }
+        }
+      },
+      kRowBlock);
+}
+
+// x * rsqrt(mean(x^2) + eps) * w per row, as LlamaRMSNorm (in float32).
+void rms_norm(const float* in, int64_t n, int64_t dim, const Tensor& w, float eps, float* out) {
+  const float* wd = w.data<float>();
+  for (int64_t t = 0; t < n; ++t) {
+    const float* x = in + t * dim;
+    float* y = out + t * dim;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < dim; ++i) ss += x[i] * x[i];
+    const float scale = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
+    for (int64_t i = 0; i < dim; ++i) y[i] = wd[i] * (x[i] * scale);
+  }
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+// The tensor `name` as float32 with exactly `shape`, or InputError naming the source and tensor.
+Tensor checked(const Weights& weights, const std::string& name, const Shape& shape) {
+  Tensor t = weights.get(name).to_f32();
+  if (t.shape() != shape)
+    throw_input_error("{}: tensor {} has shape {}, expected {}", weights.source().empty() ? "weights" : weights.source(),
+                      name, shape_to_string(t.shape()), shape_to_string(shape));
+  return t;
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq(const ModelConfig& c) {
+  const int64_t half = c.head_dim / 2;
+  std::vector<float> inv(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    // HF: 1 / base ** (arange(0, d, 2).float() / d), all in float32.
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
+    inv[i] = 1.0f / std::pow(c.rope_theta, exponent);
+  }
+  if (!c.rope_scaling.enabled()) return inv;
+  const RopeScaling& s = c.rope_scaling;
+  const double old_len = static_cast<double>(s.original_max_positions);
+  const double low_freq_wavelen = old_len / s.low_freq_factor;
+  const double high_freq_wavelen = old_len / s.high_freq_factor;
+  for (float& f : inv) {
+    const double wavelen = 2.0 * std::numbers::pi / f;
+    if (wavelen < high_freq_wavelen) continue;  // high frequencies stay as they are
+    if (wavelen > low_freq_wavelen) {           // low frequencies are divided by the factor
+      f = static_cast<float>(f / s.factor);
+      continue;
+    }
+    // In between: interpolate smoothly between the scaled and the unscaled frequency.
+    const double smooth = (old_len / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+    f = static_cast<float>((1.0 - smooth) * f / s.factor + smooth * f);
+  }
+  return inv;
+}
+
+ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& weights) : config_(config) {
+  config_.validate(weights.source().empty() ? "model config" : weights.source());
+  const ModelConfig& c = config_;
+  const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
+  namespace wn = weight_names;
+  embed_ = checked(weights, wn::embed_tokens(), {c.vocab_size, c.dim});
+  final_norm_ = checked(weights, wn::final_norm(), {c.dim});
+  if (weights.contains(wn::lm_head()))
+    head_ = checked(weights, wn::lm_head(), {c.vocab_size, c.dim});
+  else if (c.tied_embeddings)
+    head_ = embed_;
+  else
+    weights.get(wn::lm_head());  // throws "missing tensor lm_head.weight"
+  layers_.resize(static_cast<size_t>(c.n_layers));
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    Layer& l = layers_[i];
+    auto get = [&](const char* suffix, const Shape& shape) { return checked(weights, wn::layer(i, suffix), shape); };
+    l.input_norm = get("input_layernorm.weight", {c.dim});
+    l.post_norm = get("post_attention_layernorm.weight", {c.dim});
+    l.wq = get("self_attn.q_proj.weight", {q_dim, c.dim});
+    l.wk = get("self_attn.k_proj.weight", {kv_dim, c.dim});
+    l.wv = get("self_attn.v_proj.weight", {kv_dim, c.dim});
+    l.wo = get("self_attn.o_proj.weight", {c.dim, q_dim});
+    if (c.qkv_bias) {
+      l.bq = get("self_attn.q_proj.bias", {q_dim});
+      l.bk = get("self_attn.k_proj.bias", {kv_dim});
+      l.bv = get("self_attn.v_proj.bias", {kv_dim});
+    }
+    l.w_gate = get("mlp.gate_proj.weight", {c.ffn_dim, c.dim});
+    l.w_up = get("mlp.up_proj.weight", {c.ffn_dim, c.dim});
+    l.w_down = get("mlp.down_proj.weight", {c.dim, c.ffn_dim});
+  }
+  inv_freq_ = rope_inv_freq(c);
+}
+
+void ReferenceDecoder::reset() {
+  position_ = 0;
+  for (Layer& l : layers_) {
+    l.k_cache.clear();
+    l.v_cache.clear();
+  }
+}
+
+// HF rotate-half RoPE on `n_heads` consecutive head vectors at position `pos`: the pair
+// (x[i], x[i + d/2]) rotates by angle pos * inv_freq[i].
+void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos) const {
+  const int64_t d = config_.head_dim, half = d / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq_[i]);
+    const float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* x = vec + h * d;
+      const float a = x[i], b = x[i + half];
+      x[i] = a * cs - b * sn;
+      x[i + half] = b * cs + a * sn;
+    }
+  }
+}
+
+// Causal attention of the n new queries (already rotated) against the cache, which holds the
+// keys/values of positions [0, position_ + n). Query head h reads kv head h / (n_heads / n_kv).
+void ReferenceDecoder::attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const {
+  const ModelConfig& c = config_;
+  const int64_t d = c.head_dim, kv_dim = c.n_kv_heads * d, q_dim = c.n_heads * d;
+  const int64_t group = c.n_heads / c.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  ThreadPool::global().parallel_for(n * c.n_heads, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / c.n_heads, h = item % c.n_heads, kvh = h / group;
+      const int64_t visible = position_ + t + 1;  // causal: keys 0 .. own position
+      const float* qv = q.data() + t * q_dim + h * d;
+      scores.resize(static_cast<size_t>(visible));
+      float max_score = -INFINITY;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = dot(qv, layer.k_cache.data() + j * kv_dim + kvh * d, d) * scale;
+        max_score = std::max(max_score, scores[j]);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = std::exp(scores[j] - max_score);
+        sum += scores[j];
+      }
+      float* o = out.data() + t * q_dim + h * d;
+      std::fill(o, o + d, 0.0f);
+      for (int64_t j = 0; j < visible; ++j) {
+        const float p = scores[j] / sum;
+        const float* vv = layer.v_cache.data() + j * kv_dim + kvh * d;
+        for (int64_t e = 0; e < d; ++e) o[e] += p * vv[e];
+      }
+    }
+  });
+}
+
+std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens) {
+  const ModelConfig& c = config_;
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n == 0) throw_input_error("reference decoder: forward of an empty token list");
+  if (position_ + n > max_context())
+    throw_input_error("reference decoder: positions {}..{} exceed the context of {} tokens", position_,
+                      position_ + n - 1, max_context());
+  for (int32_t id : tokens)
+    if (id < 0 || id >= c.vocab_size)
+      throw_input_error("reference decoder: token id {} outside the vocabulary of {}", id, c.vocab_size);
+
+  const int64_t dim = c.dim, d = c.head_dim;
+  const int64_t q_dim = c.n_heads * d, kv_dim = c.n_kv_heads * d;
+  std::vector<float> x(n * dim), xn(n * dim), q(n * q_dim), k(n * kv_dim), v(n * kv_dim);
+  std::vector<float> attn(n * q_dim), proj(n * dim), gate(n * c.ffn_dim), up(n * c.ffn_dim);
+  for (int64_t t = 0; t < n; ++t)
+    std::copy_n(embed_.data<float>() + static_cast<int64_t>(tokens[t]) * dim, dim, x.data() + t * dim);
+
+  for (Layer& l : layers_) {
+    rms_norm(x.data(), n, dim, l.input_norm, c.norm_eps, xn.data());
+    linear(xn.data(), n, dim, l.wq, c.qkv_bias ? &l.bq : nullptr, q.data());
+    linear(xn.data(), n, dim, l.wk, c.qkv_bias ? &l.bk : nullptr, k.data());
+    linear(xn.data(), n, dim, l.wv, c.qkv_bias ? &l.bv : nullptr, v.data());
+    for (int64_t t = 0; t < n; ++t) {
+      apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t);
+      apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t);
+    }
+    l.k_cache.insert(l.k_cache.end(), k.begin(), k.end());
+    l.v_cache.insert(l.v_cache.end(), v.begin(), v.end());
+    attention(l, q, n, attn);
+    linear(attn.data(), n, q_dim, l.wo, nullptr, proj.data());
+    for (int64_t i = 0; i < n * dim; ++i) x[i] += proj[i];
+
+    rms_norm(x.data(), n, dim, l.post_norm, c.norm_eps, xn.data());
+    linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
+    linear(xn.data(), n, dim, l.w_up, nullptr, up.data());
+    for (int64_t i = 0; i < n * c.ffn_dim; ++i) gate[i] = silu(gate[i]) * up[i];
+    linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
+    for (int64_t i = 0; i < n * dim; ++i) x[i] += proj[i];
+  }
+  position_ += n;
+  rms_norm(x.data(), n, dim, final_norm_, c.norm_eps, xn.data());
+  return xn;
+}
+
+std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {
+  const std::vector<float> h = run_layers(tokens);
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  std::vector<float> logits(n * config_.vocab_size);
+  linear(h.data(), n, config_.dim, head_, nullptr, logits.data());
+  return logits;
+}
+
+std::vector<float> ReferenceDecoder::forward_last(std::span<const int32_t> tokens) {
+  const std::vector<float> h = run_layers(tokens);
+  std::vector<float> logits(config_.vocab_size);
+  linear(h.data() + (static_cast<int64_t>(tokens.size()) - 1) * config_.dim, 1, config_.dim, head_, nullptr,
+         logits.data());
+  return logits;
+}
+
+}  // namespace genai

@@ -1,0 +1,66 @@
+// The float32 reference forward of the llama family (llama, qwen2) with a KV cache: the ground
+// truth every quantized or compiled path is measured against (SQNR, parity). It follows Hugging
+// Face's LlamaForCausalLM / Qwen2ForCausalLM step by step, in float, and favours being obviously
+// correct over being fast; matmuls are still threaded and batched over prompt tokens so that
+// prefill reads each weight once per batch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/model.h"
+#include "model/model_config.h"
+#include "model/weights.h"
+
+namespace genai {
+
+class ReferenceDecoder {
+ public:
+  // Keeps references to nothing: the float weights are copied or shared (Tensor storage is
+  // reference-counted), so `weights` may go away afterwards. Throws InputError when a tensor is
+  // missing or has the wrong shape for `config`.
+  ReferenceDecoder(const ModelConfig& config, const Weights& weights);
+  explicit ReferenceDecoder(const Model& model) : ReferenceDecoder(model.config, model.weights) {}
+
+  // Forgets the KV cache; the next forward starts at position 0.
+  void reset();
+
+  // Runs `tokens` at positions position()..position()+n-1, appending their keys/values to the
+  // cache. Returns the logits of every token, row-major [n, vocab]. Throws InputError for an id
+  // outside the vocabulary or when the positions would pass max_context().
+  std::vector<float> forward(std::span<const int32_t> tokens);
+  // Same, but only the last token's logits [vocab] (skips the head for the other rows).
+  std::vector<float> forward_last(std::span<const int32_t> tokens);
+
+  int64_t position() const { return position_; }
+  int64_t max_context() const { return config_.max_positions; }
+  const ModelConfig& config() const { return config_; }
+  // Rotary inverse frequencies [head_dim / 2] after llama3 scaling, as HF computes them.
+  const std::vector<float>& inv_freq() const { return inv_freq_; }
+
+ private:
+  struct Layer {
+    Tensor input_norm, post_norm;
+    Tensor wq, wk, wv, wo, bq, bk, bv;  // biases undefined unless qkv_bias
+    Tensor w_gate, w_up, w_down;
+    std::vector<float> k_cache, v_cache;  // [position, n_kv_heads * head_dim]
+  };
+
+  // Hidden states after the final norm for `tokens`, row-major [n, dim].
+  std::vector<float> run_layers(std::span<const int32_t> tokens);
+  void attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
+  void apply_rope(float* vec, int64_t n_heads, int64_t pos) const;
+
+  ModelConfig config_;
+  Tensor embed_, final_norm_, head_;
+  std::vector<Layer> layers_;
+  std::vector<float> inv_freq_;
+  int64_t position_ = 0;
+};
+
+// Rotary inverse frequencies theta^(-2i/d), i < d/2, with Llama 3 scaling when enabled — the
+// same numbers as transformers' _compute_default_rope_parameters / _compute_llama3_parameters.
+std::vector<float> rope_inv_freq(const ModelConfig& config);
+
+}  // namespace genai

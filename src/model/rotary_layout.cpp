@@ -1,0 +1,34 @@
+#include "model/rotary_layout.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace genai {
+namespace {
+
+Tensor permute_rows(const Tensor& w, int64_t n_heads, bool to_half) {
+  const Tensor src = w.to_f32();
+  if (src.rank() < 1 || n_heads <= 0 || src.dim(0) % (2 * n_heads) != 0)
+    throw_failure("internal: cannot permute rotary rows of {} into {} heads", shape_to_string(src.shape()), n_heads);
+  const int64_t rows = src.dim(0), head_dim = rows / n_heads, half = head_dim / 2;
+  const int64_t row_len = rows > 0 ? src.numel() / rows : 0;
+  Tensor out = Tensor::zeros(DType::kF32, src.shape());
+  const float* s = src.data<float>();
+  float* d = out.mutable_data<float>();
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < half; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        const int64_t inter = h * head_dim + 2 * i + j, halfr = h * head_dim + j * half + i;
+        const int64_t from = to_half ? inter : halfr, to = to_half ? halfr : inter;
+        std::memcpy(d + to * row_len, s + from * row_len, static_cast<size_t>(row_len) * sizeof(float));
+      }
+  return out;
+}
+
+}  // namespace
+
+Tensor interleaved_to_half_rows(const Tensor& w, int64_t n_heads) { return permute_rows(w, n_heads, true); }
+Tensor half_to_interleaved_rows(const Tensor& w, int64_t n_heads) { return permute_rows(w, n_heads, false); }
+
+}  // namespace genai

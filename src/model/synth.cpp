@@ -1,0 +1,168 @@
+#include "model/synth.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "tokenizer/synthetic_vocab.h"
+
+namespace genai {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// xoshiro256** seeded through splitmix64, as its authors recommend.
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed) {
+    for (auto& w : s_) w = splitmix64(seed);
+  }
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Approximately standard normal: four 32-bit uniforms summed, centred, scaled to unit variance.
+  float normal() {
+    const uint64_t a = next(), b = next();
+    constexpr double kInv = 1.0 / 4294967296.0;
+    const double sum = static_cast<double>(a & 0xffffffffu) * kInv + static_cast<double>(a >> 32) * kInv +
+                       static_cast<double>(b & 0xffffffffu) * kInv + static_cast<double>(b >> 32) * kInv;
+    return static_cast<float>((sum - 2.0) * 1.7320508075688772);  // var of the sum is 4/12
+  }
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A ChatML template as SmolLM2 ships it (the synthetic BPE vocabulary has <|im_start|>/<|im_end|>).
+constexpr const char* kChatMlTemplate =
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful AI assistant.<|im_end|>\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+}  // namespace
+
+std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "smollm2-135m", "llama3.2-1b"}; }
+
+ModelConfig synth_config(const std::string& shape, const std::string& arch) {
+  ModelConfig c;
+  if (arch == "llama") {
+    c.arch = Architecture::kLlama;
+  } else if (arch == "qwen2") {
+    c.arch = Architecture::kQwen2;
+    c.qkv_bias = true;
+  } else {
+    throw_input_error("--arch: '{}' is not supported (supported: llama, qwen2)", arch);
+  }
+  auto set = [&](int64_t dim, int64_t layers, int64_t heads, int64_t kv, int64_t ffn, int64_t vocab, int64_t ctx,
+                 bool tied, float theta) {
+    c.dim = dim;
+    c.n_layers = layers;
+    c.n_heads = heads;
+    c.n_kv_heads = kv;
+    c.head_dim = dim / heads;
+    c.ffn_dim = ffn;
+    c.vocab_size = vocab;
+    c.max_positions = ctx;
+    c.tied_embeddings = tied;
+    c.rope_theta = theta;
+  };
+  if (shape == "tiny") {
+    set(64, 2, 4, 2, 160, 512, 128, false, 10000.0f);
+  } else if (shape == "stories15m") {
+    set(288, 6, 6, 6, 768, 32000, 256, false, 10000.0f);
+  } else if (shape == "smollm2-135m") {
+    set(576, 30, 9, 3, 1536, 49152, 2048, true, 100000.0f);
+  } else if (shape == "llama3.2-1b") {
+    set(2048, 16, 32, 8, 8192, 128256, 2048, true, 500000.0f);
+    c.rope_scaling = {32.0f, 1.0f, 4.0f, 8192};
+  } else {
+    throw_input_error("--shape: '{}' is not a known shape (valid: tiny, stories15m, smollm2-135m, llama3.2-1b)", shape);
+  }
+  c.norm_eps = c.arch == Architecture::kQwen2 ? 1e-6f : 1e-5f;
+  c.bos_id = 1;
+  c.eos_id = 2;
+  c.name = fmt::format("synth-{}{}", shape, c.arch == Architecture::kQwen2 ? "-qwen2" : "");
+  c.validate("synth " + shape);
+  return c;
+}
+
+Tensor synth_tensor(const WeightSpec& spec, uint64_t seed) {
+  uint64_t mix = seed ^ fnv1a(spec.name);
+  Xoshiro256 rng(splitmix64(mix));
+  Tensor t = Tensor::zeros(DType::kF32, spec.shape);
+  float* p = t.mutable_data<float>();
+  const int64_t n = t.numel();
+  const bool norm = ends_with(spec.name, "norm.weight");
+  for (int64_t i = 0; i < n; ++i) p[i] = (norm ? 1.0f : 0.0f) + 0.02f * rng.normal();
+  return t;
+}
+
+WeightSource synth_weights(const ModelConfig&, uint64_t seed) {
+  return {[seed](const WeightSpec& spec) { return synth_tensor(spec, seed); }};
+}
+
+SynthResult write_synth_model(const SynthRequest& r) {
+  if (r.out.empty()) throw_input_error("--out: an output path is required");
+  SynthResult res;
+  res.config = synth_config(r.shape, r.arch);
+  const ModelConfig& c = res.config;
+  for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
+  const WeightSource weights = synth_weights(c, r.seed);
+  const int32_t vocab_size = static_cast<int32_t>(c.vocab_size);
+
+  if (r.format == "gguf") {
+    auto type = ggml_type_from_name(r.weight_type);
+    if (!type || !(*type == GgmlType::kF32 || *type == GgmlType::kF16 || *type == GgmlType::kQ8_0 ||
+                   *type == GgmlType::kQ4_0))
+      throw_input_error("--weight_type: '{}' is not supported for gguf (valid: f32, f16, q8_0, q4_0)", r.weight_type);
+    BpeVocab vocab = make_synthetic_bpe_vocab(vocab_size, r.seed);
+    if (vocab.chat_template.empty()) vocab.chat_template = kChatMlTemplate;
+    write_gguf_model(r.out, c, weights, *type, vocab);
+    res.checkpoint = r.out;
+    res.tokenizer = r.out;
+  } else if (r.format == "hf") {
+    if (r.weight_type != "f32")
+      throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+    BpeVocab vocab = make_synthetic_bpe_vocab(vocab_size, r.seed);
+    if (vocab.chat_template.empty()) vocab.chat_template = kChatMlTemplate;
+    write_hf_model(r.out, c, weights, DType::kF32, &vocab);
+    res.checkpoint = r.out;
+    res.tokenizer = r.out / "tokenizer.json";
+  } else if (r.format == "llama2c") {
+    if (r.weight_type != "f32")
+      throw_input_error("--weight_type: '{}' is only for --format gguf (llama2c writes f32)", r.weight_type);
+    SpmVocab vocab = make_synthetic_spm_vocab(vocab_size, r.seed);
+    write_llama2c_model(r.out, c, weights, &vocab);
+    res.checkpoint = r.out;
+    res.tokenizer = r.out.parent_path() / "tokenizer.bin";
+  } else {
+    throw_input_error("--format: '{}' is not supported (valid: gguf, hf, llama2c)", r.format);
+  }
+  return res;
+}
+
+}  // namespace genai

@@ -1,0 +1,46 @@
+// Random-weight models of real shapes, written in any checkpoint format with a usable tokenizer,
+// so tests and benchmarks never need a download. Everything is a pure function of the arguments:
+// same shape, arch, seed, format and weight type -> byte-identical files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+#include "model/model_writer.h"
+
+namespace genai {
+
+// "tiny", "stories15m", "smollm2-135m", "llama3.2-1b".
+std::vector<std::string> synth_shape_names();
+// The shape's config. `arch` "llama" or "qwen2" (qwen2 adds q/k/v biases). Unknown names are
+// InputErrors listing the valid ones.
+ModelConfig synth_config(const std::string& shape, const std::string& arch = "llama");
+
+// Deterministic weights for `config`: each tensor drawn from its own stream (seed + name), so a
+// tensor does not depend on which others are generated. Matrices ~ N(0, 0.02²), norms 1 + N(0,
+// 0.02²), biases N(0, 0.02²) (a sum of four uniforms, scaled: no libm, same on every platform).
+WeightSource synth_weights(const ModelConfig& config, uint64_t seed);
+Tensor synth_tensor(const WeightSpec& spec, uint64_t seed);
+
+struct SynthRequest {
+  std::string shape = "tiny";
+  std::string arch = "llama";
+  std::string format = "gguf";     // gguf | hf | llama2c
+  std::string weight_type = "f32"; // gguf: f32 | f16 | q8_0 | q4_0; other formats: f32
+  uint64_t seed = 0;
+  std::filesystem::path out;       // gguf / llama2c: file; hf: directory
+};
+
+struct SynthResult {
+  ModelConfig config;
+  std::filesystem::path checkpoint;  // what load_model takes
+  std::filesystem::path tokenizer;   // tokenizer file written
+  int64_t parameters = 0;
+};
+
+SynthResult write_synth_model(const SynthRequest& request);
+
+}  // namespace genai

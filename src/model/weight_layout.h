@@ -1,0 +1,35 @@
+// The tensors a config implies, with their shapes, in canonical order; and the name tables
+// between canonical (Hugging Face) names and GGUF names. One place, so no loader or writer
+// spells a name twice.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/model_config.h"
+
+namespace genai {
+
+struct WeightSpec {
+  std::string name;  // canonical
+  Shape shape;
+};
+
+// Every tensor of `config` (lm_head only when not tied; q/k/v biases only for qkv_bias).
+std::vector<WeightSpec> expected_weights(const ModelConfig& config);
+
+// "q" / "k" when `canonical` is a q_proj / k_proj weight or bias (rows in rotary order), else "".
+std::string rotary_projection_kind(const std::string& canonical);
+
+// GGUF tensor name of a canonical name ("model.layers.3.self_attn.q_proj.weight" ->
+// "blk.3.attn_q.weight"); nullopt for names GGUF has no slot for.
+std::optional<std::string> gguf_name_of(const std::string& canonical);
+
+// Throws InputError "<source>: tensor <stored> (<canonical>): expected shape [..], got [..]".
+void check_weight_shape(const std::string& source, const std::string& stored_name, const WeightSpec& spec,
+                        const Shape& actual);
+
+}  // namespace genai

@@ -1,0 +1,41 @@
+// One entry of the option table (option_table.h): everything the CLI, the JSON config reader,
+// validation and docs need to know about an option. The table is the only place defaults live.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace genai::options {
+
+enum class OptionType { kFlag, kInt, kFloat, kString, kStringList, kChoice };
+
+// Which subcommands show an option (bit set). Every command still accepts every name.
+enum OptionScope : unsigned { kPipelineScope = 1u, kCompileScope = 2u, kRunScope = 4u };
+
+// Absent (monostate) = upstream's None.
+using OptionValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<std::string>>;
+
+struct OptionSpec {
+  std::string name;               // snake_case, as upstream's argparse dest
+  std::string upstream_spelling;  // upstream's flag when it differs ("dtype-override"), else ""
+  std::string short_alias;        // "a" for -a, "" when none
+  OptionType type = OptionType::kString;
+  OptionValue default_value;
+  // Allowed values (for kChoice, kStringList and some kInt options), as strings.
+  std::vector<std::string> choices;
+  std::string help;
+  // false: the option has no meaning natively (e.g. adb host); it is accepted and reported once
+  // as ignored. native_note says what it means here, or why it is ignored.
+  bool native = true;
+  std::string native_note;
+  bool upstream = true;  // false: one of ours, not in llama.py / export_utils
+  unsigned scopes = kPipelineScope;
+  // Extra check of a value (format, known SoC, ...); throws InputError naming the option.
+  void (*check)(const OptionValue&) = nullptr;
+};
+
+std::string_view option_type_name(OptionType type);  // "flag", "int", "float", "string", "string-list", "choice"
+
+}  // namespace genai::options

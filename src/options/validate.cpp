@@ -1,0 +1,87 @@
+#include "options/validate.h"
+
+#include "core/error.h"
+#include "options/quant_recipe_option.h"
+#include "target/backend_type.h"
+#include "target/soc.h"
+
+namespace genai::options {
+namespace {
+
+void require_positive(const OptionValues& v, const char* name) {
+  if (auto x = v.get_optional_int(name); x && *x <= 0) throw_input_error("--{} must be positive, got {}", name, *x);
+}
+
+}  // namespace
+
+int64_t effective_max_context_len(const OptionValues& values) {
+  if (auto cl = values.get_optional_int("max_context_len")) return *cl;
+  return values.get_int("max_seq_len");
+}
+
+int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram) {
+  const int64_t n = (window + gcap) * (ngram - 1);
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+void validate(const OptionValues& v) {
+  // Names that must resolve to a table entry (already checked when set; config/programmatic paths
+  // go through the same checks, this keeps validate() self-contained).
+  if (auto soc = v.get_optional_string("soc_model")) target::resolve_soc_model(*soc);
+  target::resolve_backend_type(v.get_string("backend"));
+
+  if (v.get_flag("compile_only") && v.has_value("pre_gen_pte")) {
+    throw_input_error("--compile_only and --pre_gen_pte cannot be used together: nothing would be compiled or run");
+  }
+
+  for (const char* name : {"max_seq_len", "prefill_ar_len", "max_context_len", "batch_size", "max_new_tokens"}) {
+    require_positive(v, name);
+  }
+  if (v.get_int("threads") < 0) throw_input_error("--threads must be >= 0 (0 = all cores), got {}", v.get_int("threads"));
+  if (v.get_float("temperature") < 0) throw_input_error("--temperature must be >= 0, got {}", v.get_float("temperature"));
+  if (const double p = v.get_float("top_p"); !(p > 0.0 && p <= 1.0)) {
+    throw_input_error("--top_p must be in (0, 1], got {}", p);
+  }
+
+  const int64_t max_seq_len = v.get_int("max_seq_len");
+  const int64_t max_context_len = effective_max_context_len(v);
+  const std::string& mode = v.get_string("model_mode");
+  if (!v.has_value("use_attention_sink") && max_context_len < max_seq_len) {
+    throw_input_error("--max_context_len ({}) must be >= --max_seq_len ({}) unless --use_attention_sink is set",
+                      max_context_len, max_seq_len);
+  }
+  if ((mode == "hybrid" || mode == "lookahead") && max_context_len < v.get_int("prefill_ar_len")) {
+    throw_input_error("--model_mode {} needs --max_context_len ({}) >= --prefill_ar_len ({})", mode, max_context_len,
+                      v.get_int("prefill_ar_len"));
+  }
+  if (mode == "lookahead") {
+    const int64_t window = v.get_int("window"), gcap = v.get_int("gcap"), ngram = v.get_int("ngram");
+    if (window < 1 || gcap < 1 || ngram < 2) {
+      throw_input_error("--model_mode lookahead needs --window >= 1, --gcap >= 1 and --ngram >= 2 (got {}, {}, {})",
+                        window, gcap, ngram);
+    }
+    const int64_t ar = lookahead_ar_len(window, gcap, ngram);
+    if (max_context_len <= ar) {
+      throw_input_error(
+          "--model_mode lookahead needs --max_context_len ({}) > next_pow2((--window + --gcap) * (--ngram - 1)) = {}",
+          max_context_len, ar);
+    }
+  }
+  if (mode == "hybrid" && v.get_flag("online_prepare")) {
+    throw_input_error("--model_mode hybrid cannot be used with --online_prepare; use --model_mode kv");
+  }
+  if (v.get_flag("qat") && !v.has_value("train_tasks") && !v.has_value("train_hf_dataset")) {
+    throw_input_error("--qat needs --train_tasks or --train_hf_dataset");
+  }
+  if (auto model = v.get_optional_string("decoder_model"); model && *model == "gemma4-e2b" && !v.has_value("embedding_quantize")) {
+    throw_input_error("--decoder_model gemma4-e2b needs --embedding_quantize (-E)");
+  }
+  resolve_quant_recipe(v);
+  if (v.get_flag("use_fp16") && v.has_value("quant_recipe") && v.get_string("quant_recipe") != "fp16") {
+    throw_input_error("--use_fp16 skips quantization; it conflicts with --quant_recipe {}", v.get_string("quant_recipe"));
+  }
+}
+
+}  // namespace genai::options

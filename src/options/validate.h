@@ -1,0 +1,23 @@
+// Upstream's cross-option rules (llama.py export_llama), as InputErrors naming the options.
+//
+// Deliberate difference: upstream also requires calibration data (--calib_tasks, --calib_samples
+// or --calib_hf_dataset) when compiling. Natively, calibration falls back to text sampled from the
+// float model, so that rule is not enforced.
+#pragma once
+
+#include <cstdint>
+
+#include "options/option_values.h"
+
+namespace genai::options {
+
+// Throws InputError on the first violated rule.
+void validate(const OptionValues& values);
+
+// --max_context_len, defaulting to --max_seq_len as upstream does.
+int64_t effective_max_context_len(const OptionValues& values);
+
+// Decode-graph AR length of lookahead decoding: next_pow2((window + gcap) * (ngram - 1)).
+int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram);
+
+}  // namespace genai::options

@@ -1,0 +1,48 @@
+#include "pipeline/graph_names.h"
+
+#include <array>
+#include <string>
+
+#include "core/error.h"
+
+namespace genai::pipeline {
+namespace {
+
+struct Name {
+  GraphName graph;
+  std::string_view name;
+};
+constexpr std::array<Name, 4> kNames = {{{GraphName::kKvForward, "kv_forward"},
+                                         {GraphName::kPrefillForward, "prefill_forward"},
+                                         {GraphName::kTokEmbeddingKvForward, "tok_embedding_kv_forward"},
+                                         {GraphName::kTokEmbeddingPrefillForward, "tok_embedding_prefill_forward"}}};
+
+}  // namespace
+
+std::string_view graph_name_str(GraphName graph) {
+  for (const auto& n : kNames) {
+    if (n.graph == graph) return n.name;
+  }
+  return "unknown";
+}
+
+GraphName parse_graph_name(std::string_view name) {
+  std::string valid;
+  for (const auto& n : kNames) {
+    if (n.name == name) return n.graph;
+    valid += (valid.empty() ? "" : ", ") + std::string(n.name);
+  }
+  throw_input_error("unknown graph name '{}'; valid graph names: {}", name, valid);
+}
+
+std::vector<GraphName> decoder_graph_names(ModelMode mode) {
+  if (mode == ModelMode::kKv) return {GraphName::kKvForward};
+  return {GraphName::kKvForward, GraphName::kPrefillForward};
+}
+
+std::vector<GraphName> tok_embedding_graph_names(ModelMode mode) {
+  if (mode == ModelMode::kKv) return {GraphName::kTokEmbeddingKvForward};
+  return {GraphName::kTokEmbeddingKvForward, GraphName::kTokEmbeddingPrefillForward};
+}
+
+}  // namespace genai::pipeline

@@ -1,0 +1,21 @@
+// Graph names name the methods inside one .pte (kv_forward, prefill_forward, ...); they are also
+// the QNN graph names the runtime selects by. A different name space from artifact keys.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "pipeline/artifact_keys.h"
+
+namespace genai::pipeline {
+
+enum class GraphName { kKvForward, kPrefillForward, kTokEmbeddingKvForward, kTokEmbeddingPrefillForward };
+
+std::string_view graph_name_str(GraphName name);  // "kv_forward", ...
+GraphName parse_graph_name(std::string_view name);  // InputError naming the valid graph names
+
+// Decode first (upstream's DECODER_GRAPH_NAMES order); kv mode builds no prefill graph.
+std::vector<GraphName> decoder_graph_names(ModelMode mode);
+std::vector<GraphName> tok_embedding_graph_names(ModelMode mode);
+
+}  // namespace genai::pipeline

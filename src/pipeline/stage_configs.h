@@ -1,0 +1,100 @@
+// Typed input/output of each stage (upstream's eight config dataclasses, with native types):
+// prepare -> Model + tokenizer + calibration text; quantize -> {graph_name: GraphBundle};
+// compile -> {artifact_key: path}; run -> texts + metrics. An output left default-constructed
+// means "the stage did not run" (ran() == false).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "options/option_values.h"
+#include "options/quant_recipe_option.h"
+#include "pipeline/artifact_keys.h"
+#include "pipeline/graph_bundle.h"
+#include "pte/compile_spec.h"
+#include "target/backend_type.h"
+#include "target/soc.h"
+
+namespace genai {
+struct Model;
+class Tokenizer;
+}  // namespace genai
+
+namespace genai::pipeline {
+
+// Calibration text as token-id sequences (one forward of the calibration graph each).
+using CalibrationData = std::vector<std::vector<int32_t>>;
+
+struct ModelPreparationInputConfig {
+  std::string model_name;  // checkpoint path or model name
+  std::string soc_model;
+  options::OptionValues extra_options;
+};
+
+struct ModelPreparationOutputConfig {
+  std::shared_ptr<const Model> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::optional<CalibrationData> calibration_data;
+  std::optional<std::filesystem::path> runtime_tokenizer_path;  // a file, not a folder
+  std::optional<std::string> chat_template;
+  bool ran() const {
+    return model || tokenizer || calibration_data || runtime_tokenizer_path || chat_template;
+  }
+};
+
+struct QuantizationInputConfig {
+  target::Chipset soc_model = target::Chipset::UNKNOWN_SM;
+  target::BackendType backend_type = target::BackendType::kHtpBackend;
+  std::shared_ptr<const Model> model;
+  std::optional<CalibrationData> calibration_data;
+  std::optional<options::QuantRecipeChoice> quant_recipe;  // nullopt = the model's own recipe
+  options::OptionValues extra_options;
+  // The stage needs a model and calibration data: ConfigValidationError listing what is missing.
+  void check_ready() const;
+};
+
+struct QuantizationOutputConfig {
+  GraphBundles bundles;
+  bool ran() const { return !bundles.empty(); }
+};
+
+struct CompilationInputConfig {
+  target::Chipset soc_model = target::Chipset::UNKNOWN_SM;
+  target::BackendType backend_type = target::BackendType::kHtpBackend;
+  GraphBundles graphs;
+  std::filesystem::path artifact_dir = ".";
+  std::optional<std::vector<CompileSpec>> compile_specs;
+  // Needs at least one graph; given compile specs must target this SoC and backend (read back
+  // with target::options_from_specs). ConfigValidationError otherwise.
+  void check_ready() const;
+};
+
+struct CompilationOutputConfig {
+  ArtifactMap artifact_paths;  // {artifact_key: path}; absent artifacts omitted
+  bool ran() const { return !artifact_paths.empty(); }
+};
+
+struct InferenceInputConfig {
+  target::Chipset soc_model = target::Chipset::UNKNOWN_SM;
+  ArtifactMap artifact_paths;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::optional<std::filesystem::path> runtime_tokenizer_path;
+  std::vector<std::string> prompt;
+  options::OptionValues inference_options;
+  // Needs the text decoder artifact and a prompt: ConfigValidationError otherwise.
+  void check_ready() const;
+};
+
+struct InferenceOutputConfig {
+  std::vector<std::string> inference_results;
+  std::map<std::string, double> performance_metrics;  // e.g. ttft_ms, decode_tok_per_s
+  std::map<std::string, double> eval_results;         // e.g. sqnr_db, perplexity
+  bool ran() const { return !inference_results.empty() || !performance_metrics.empty() || !eval_results.empty(); }
+};
+
+}  // namespace genai::pipeline

@@ -1,0 +1,111 @@
+#include "quant/calibration.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "graph/decoder_graphs.h"
+#include "graph/interpreter.h"
+#include "llm/sampler.h"
+#include "model/reference_decoder.h"
+
+namespace genai::quant {
+
+std::vector<std::string> read_calibration_texts(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw_input_error("--calib_samples: cannot open {}", file.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw_input_error("--calib_samples: {} starts like a JSON list but does not parse: {}", file.string(), e.what());
+    }
+    std::vector<std::string> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (!j[i].is_string()) throw_input_error("--calib_samples: {}: element {} is not a string", file.string(), i);
+      out.push_back(j[i].get<std::string>());
+    }
+    if (out.empty()) throw_input_error("--calib_samples: {} is an empty list", file.string());
+    return out;
+  }
+  if (first == std::string::npos) throw_input_error("--calib_samples: {} is empty", file.string());
+  return {text};
+}
+
+std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const CalibrationOptions& o) {
+  const int64_t n = o.context_len;
+  if (n < 2) throw_input_error("--calib_len must be >= 2, got {}", n);
+  if (o.max_windows < 1) throw_input_error("--calib_max_windows must be >= 1, got {}", o.max_windows);
+  std::vector<int32_t> stream;
+  if (!o.sample_files.empty()) {
+    if (!model.tokenizer) throw_input_error("--calib_samples needs a tokenizer, and {} has none", model.checkpoint_path.string());
+    for (const auto& f : o.sample_files)
+      for (const auto& t : read_calibration_texts(f)) {
+        auto ids = model.tokenizer->encode(t, model.tokenizer->add_bos_by_default());
+        stream.insert(stream.end(), ids.begin(), ids.end());
+      }
+    if (stream.empty()) throw_input_error("--calib_samples: the files hold no tokens");
+  } else {
+    // Text the model itself finds likely: cheap, always available, and in distribution.
+    ReferenceDecoder ref(model);
+    Sampler sampler(SamplerConfig{o.temperature, 0.95f, o.seed});
+    int32_t tok = model.config.bos_id >= 0 && model.config.bos_id < model.config.vocab_size ? model.config.bos_id : 0;
+    stream.push_back(tok);
+    ProgressBar bar("calibration text", n - 1);
+    while (static_cast<int64_t>(stream.size()) < n) {
+      const std::vector<float> logits = ref.forward_last(std::span<const int32_t>(&tok, 1));
+      tok = sampler.sample(logits);
+      stream.push_back(tok);
+      bar.advance();
+    }
+    bar.finish();
+  }
+  std::vector<std::vector<int32_t>> windows;
+  for (size_t at = 0; at < stream.size() && static_cast<int64_t>(windows.size()) < o.max_windows; at += n) {
+    std::vector<int32_t> w;
+    for (int64_t i = 0; i < n; ++i) w.push_back(stream[(at + i) % stream.size()]);
+    windows.push_back(std::move(w));
+  }
+  return windows;
+}
+
+RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>>& windows) {
+  const auto* tok_in = g.find_input("tokens");
+  const auto* mask_in = g.find_input("atten_mask");
+  if (!tok_in || !mask_in || !g.find_input("input_pos"))
+    throw_failure("quant: calibration graph {} lacks tokens/atten_mask/input_pos", g.name());
+  const int64_t n = tok_in->type.shape.at(1), CL = mask_in->type.shape.back();
+  if (n != CL) throw_failure("quant: calibration graph {} is not full-autoregressive (ar {} != CL {})", g.name(), n, CL);
+  Tensor tokens = Tensor::zeros(DType::kI32, {1, n}), pos = Tensor::zeros(DType::kI32, {1, n});
+  Tensor mask = Tensor::zeros(DType::kF32, {1, 1, n, n});
+  for (int64_t i = 0; i < n; ++i) {
+    pos.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
+    for (int64_t j = 0; j < n; ++j) mask.mutable_data<float>()[i * n + j] = j <= i ? 0.0f : graph::kMaskedValue;
+  }
+  RangeMap ranges;
+  ranges["atten_mask"].add(mask.data<float>(), mask.numel());
+  graph::InterpreterOptions options;
+  options.observer = [&](const graph::Value& v, const Tensor& t) {
+    if (t.dtype() == DType::kF32) ranges[v.name].add(t.data<float>(), t.numel());
+  };
+  ProgressBar bar("calibrating", static_cast<int64_t>(windows.size()));
+  for (const auto& w : windows) {
+    if (static_cast<int64_t>(w.size()) != n) throw_failure("quant: calibration window of {} tokens, graph takes {}", w.size(), n);
+    std::copy(w.begin(), w.end(), tokens.mutable_data<int32_t>());
+    graph::interpret(g, {{"tokens", &tokens}, {"atten_mask", &mask}, {"input_pos", &pos}}, options);
+    bar.advance();
+  }
+  bar.finish();
+  return ranges;
+}
+
+}  // namespace genai::quant

@@ -1,0 +1,39 @@
+// Calibration: token windows of calibration text run through the full-autoregressive calibration
+// graph (ar = CL, no cache) by the float interpreter, whose observer records each tensor's range.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "graph/graph.h"
+#include "model/model.h"
+#include "quant/encoding_set.h"
+
+namespace genai::quant {
+
+struct CalibrationOptions {
+  int64_t context_len = 128;  // tokens per calibration window (the calibration graph's CL)
+  int64_t max_windows = 4;    // at most this many windows are run
+  // --calib_samples: JSON files holding a list of strings (as upstream), or plain text files.
+  std::vector<std::filesystem::path> sample_files;
+  // Without sample files: text sampled from the float model from BOS.
+  float temperature = 0.8f;
+  uint64_t seed = 0;
+};
+
+// The texts of one --calib_samples file: a JSON list of strings, or the whole file as one text
+// when it is not JSON. InputError naming the file when it cannot be read, is an empty list, or
+// holds a non-string.
+std::vector<std::string> read_calibration_texts(const std::filesystem::path& file);
+
+// Windows of exactly context_len tokens: the sample texts (each with BOS when the tokenizer adds
+// one) concatenated, cut into windows, the last completed by wrapping around to the start; or,
+// with no files, context_len tokens sampled from the float reference (one window).
+std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const CalibrationOptions& options);
+
+// Runs every window through `calibration_graph` (inputs tokens, atten_mask (causal), input_pos)
+// and returns the min/max of every float op result, with a progress bar.
+RangeMap calibrate(const graph::Graph& calibration_graph, const std::vector<std::vector<int32_t>>& windows);
+
+}  // namespace genai::quant

@@ -1,0 +1,167 @@
+#include "quant/encoding.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace genai::quant {
+
+std::string_view qdtype_name(QDType t) {
+  switch (t) {
+    case QDType::kU8: return "uint8";
+    case QDType::kU16: return "uint16";
+    case QDType::kI4: return "int4";
+    case QDType::kI8: return "int8";
+    case QDType::kI16: return "int16";
+    case QDType::kF16: return "float16";
+  }
+  return "?";
+}
+
+bool qdtype_from_name(std::string_view name, QDType* out) {
+  for (QDType t : {QDType::kU8, QDType::kU16, QDType::kI4, QDType::kI8, QDType::kI16, QDType::kF16})
+    if (qdtype_name(t) == name) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
+
+int qdtype_bits(QDType t) {
+  switch (t) {
+    case QDType::kU8: case QDType::kI8: return 8;
+    case QDType::kU16: case QDType::kI16: case QDType::kF16: return 16;
+    case QDType::kI4: return 4;
+  }
+  return 0;
+}
+
+int64_t qdtype_min(QDType t) {
+  switch (t) {
+    case QDType::kU8: case QDType::kU16: case QDType::kF16: return 0;
+    case QDType::kI4: return -8;
+    case QDType::kI8: return -128;
+    case QDType::kI16: return -32768;
+  }
+  return 0;
+}
+
+int64_t qdtype_max(QDType t) {
+  switch (t) {
+    case QDType::kU8: return 255;
+    case QDType::kU16: return 65535;
+    case QDType::kI4: return 7;
+    case QDType::kI8: return 127;
+    case QDType::kI16: return 32767;
+    case QDType::kF16: return 0;
+  }
+  return 0;
+}
+
+DType qdtype_storage(QDType t) {
+  switch (t) {
+    case QDType::kU8: return DType::kU8;
+    case QDType::kU16: return DType::kU16;
+    case QDType::kI8: return DType::kI8;
+    case QDType::kI16: return DType::kI16;
+    case QDType::kF16: return DType::kF16;
+    case QDType::kI4: break;
+  }
+  throw_failure("quant: int4 has no program I/O storage type");
+}
+
+Encoding asymmetric_encoding(QDType dtype, float lo, float hi) {
+  if (dtype == QDType::kF16) return float16_encoding();
+  Encoding e;
+  e.dtype = dtype;
+  e.qmin = qdtype_min(dtype);
+  e.qmax = qdtype_max(dtype);
+  lo = std::min(lo, 0.0f);
+  hi = std::max(hi, 0.0f);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) throw_failure("quant: non-finite calibration range [{}, {}]", lo, hi);
+  const float levels = static_cast<float>(e.qmax - e.qmin);
+  e.scale = std::max((hi - lo) / levels, 1e-9f);
+  const float zp = static_cast<float>(e.qmin) - round_half_even(lo / e.scale);
+  e.zero_point = static_cast<int32_t>(std::clamp<float>(zp, static_cast<float>(e.qmin), static_cast<float>(e.qmax)));
+  return e;
+}
+
+Encoding float16_encoding() {
+  Encoding e;
+  e.dtype = QDType::kF16;
+  e.scale = 1.0f;
+  e.zero_point = 0;
+  e.qmin = e.qmax = 0;
+  return e;
+}
+
+float round_half_even(float v) { return std::nearbyint(v); }  // default FE_TONEAREST: ties to even
+
+int64_t quantize_value(float x, const Encoding& e) {
+  const float r = round_half_even(x / e.scale);
+  // Clamp in float first so huge values never overflow the integer conversion.
+  const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
+  const float c = std::isnan(r) ? 0.0f : std::clamp(r, lo, hi);
+  return static_cast<int64_t>(c) + e.zero_point;
+}
+
+float dequantize_value(int64_t q, const Encoding& e) { return static_cast<float>(q - e.zero_point) * e.scale; }
+
+float round_to_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+
+void fake_quantize(float* data, int64_t n, const Encoding& e) {
+  if (e.is_float()) {
+    for (int64_t i = 0; i < n; ++i) data[i] = round_to_f16(data[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) data[i] = dequantize_value(quantize_value(data[i], e), e);
+}
+
+WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
+                               int64_t block_size) {
+  WeightEncoding e;
+  e.dtype = dtype;
+  e.rows = rows;
+  e.cols = cols;
+  if (dtype == QDType::kF16) return e;
+  if (dtype != QDType::kI4 && dtype != QDType::kI8 && dtype != QDType::kI16)
+    throw_failure("quant: weight {} dtype {} (weights are int4, int8, int16 or float16)", name, qdtype_name(dtype));
+  if (block_size < 0 || (block_size > 0 && cols % block_size != 0))
+    throw_input_error("quant: weight {} has {} input columns, not a multiple of the block size {}", name, cols,
+                      block_size);
+  e.block_size = block_size;
+  const int64_t nb = e.blocks(), width = block_size > 0 ? block_size : cols;
+  const int64_t qmin = qdtype_min(dtype), qmax = qdtype_max(dtype);
+  e.scales.resize(static_cast<size_t>(rows * nb));
+  e.values.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const float* src = w + r * cols + b * width;
+      float amax = 0.0f;
+      for (int64_t i = 0; i < width; ++i) amax = std::max(amax, std::fabs(src[i]));
+      const float scale = amax > 0.0f ? amax / static_cast<float>(qmax) : 1.0f;
+      e.scales[static_cast<size_t>(r * nb + b)] = scale;
+      int16_t* dst = e.values.data() + r * cols + b * width;
+      for (int64_t i = 0; i < width; ++i) {
+        const float q = std::clamp(round_half_even(src[i] / scale), static_cast<float>(qmin), static_cast<float>(qmax));
+        dst[i] = static_cast<int16_t>(q);
+      }
+    }
+  return e;
+}
+
+std::vector<float> dequantize_weight(const WeightEncoding& e, const float* original) {
+  std::vector<float> out(static_cast<size_t>(e.rows * e.cols));
+  if (e.is_float()) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = round_to_f16(original[i]);
+    return out;
+  }
+  for (int64_t r = 0; r < e.rows; ++r)
+    for (int64_t c = 0; c < e.cols; ++c)
+      out[static_cast<size_t>(r * e.cols + c)] = static_cast<float>(e.values[static_cast<size_t>(r * e.cols + c)]) * e.scale(r, c);
+  return out;
+}
+
+}  // namespace genai::quant

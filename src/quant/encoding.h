@@ -1,0 +1,72 @@
+// Quantization encodings and the one quantize/dequantize arithmetic every quantized path uses
+// (docs/quantization.md): q = clamp(round_half_to_even(x / scale) + zero_point, qmin, qmax),
+// x = (q - zero_point) * scale, all in float32. fp16 "encodings" round to half precision instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace genai::quant {
+
+// Element type of a quantized tensor. kF16 means "no integer encoding, round to float16".
+enum class QDType : uint8_t { kU8, kU16, kI4, kI8, kI16, kF16 };
+std::string_view qdtype_name(QDType t);  // "uint8", "uint16", "int4", "int8", "int16", "float16"
+bool qdtype_from_name(std::string_view name, QDType* out);
+int qdtype_bits(QDType t);
+int64_t qdtype_min(QDType t);
+int64_t qdtype_max(QDType t);
+// Storage dtype of program I/O of this element type (int4 has none: Failure).
+DType qdtype_storage(QDType t);
+
+// Per-tensor activation encoding (asymmetric, unsigned types) or a float16 pass-through.
+struct Encoding {
+  QDType dtype = QDType::kU16;
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  int64_t qmin = 0, qmax = 65535;
+  bool is_float() const { return dtype == QDType::kF16; }
+  bool operator==(const Encoding&) const = default;
+};
+
+// Asymmetric encoding covering [min(lo, 0), max(hi, 0)] (zero exactly representable). A
+// degenerate range gets a tiny positive scale so quantize never divides by zero.
+Encoding asymmetric_encoding(QDType dtype, float lo, float hi);
+Encoding float16_encoding();
+
+// The rounding rule: round half to even (what IEEE nearbyint does in the default mode).
+float round_half_even(float v);
+int64_t quantize_value(float x, const Encoding& e);
+float dequantize_value(int64_t q, const Encoding& e);
+// x -> dequantize(quantize(x)) (or the float16 round trip), element by element, in place.
+void fake_quantize(float* data, int64_t n, const Encoding& e);
+// Float16 round trip of one value (round to nearest even; beyond +-65504 becomes infinity).
+float round_to_f16(float v);
+
+// Symmetric weight encoding of a 2-D weight [rows (output channels), cols (input)]: one scale per
+// row (block_size == 0) or per row and block of `block_size` input columns. zero point 0,
+// q in [qmin, qmax] = [-2^(b-1), 2^(b-1)-1], scale = max|w| / qmax over the channel/block.
+struct WeightEncoding {
+  QDType dtype = QDType::kI8;
+  int64_t rows = 0, cols = 0;
+  int64_t block_size = 0;       // 0: per channel
+  std::vector<float> scales;    // [rows * blocks()]
+  std::vector<int16_t> values;  // quantized weights [rows * cols] (empty for float16)
+  int64_t blocks() const { return block_size > 0 ? cols / block_size : 1; }
+  float scale(int64_t row, int64_t col) const {
+    return scales[static_cast<size_t>(row * blocks() + (block_size > 0 ? col / block_size : 0))];
+  }
+  bool is_float() const { return dtype == QDType::kF16; }
+};
+
+// Quantizes `w` ([rows, cols] float32). InputError naming `name` when block_size does not
+// divide cols; dtype must be int4, int8, int16 or float16.
+WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
+                               int64_t block_size);
+// The float weights the QDQ reference computes with: q * scale (or the float16 round trip of w).
+std::vector<float> dequantize_weight(const WeightEncoding& e, const float* original);
+
+}  // namespace genai::quant

@@ -1,0 +1,311 @@
+#include "quant/encoding_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace genai::quant {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+using graph::ValueKind;
+
+bool EncodingSet::is_float() const {
+  for (const auto& [name, e] : activations)
+    if (!e.is_float()) return false;
+  return !activations.empty();
+}
+
+void Range::add(const float* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = data[i];
+    if (!std::isfinite(v)) continue;
+    if (!seen) {
+      lo = hi = v;
+      seen = true;
+    }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+}
+
+bool is_passthrough(OpKind kind) {
+  return kind == OpKind::kReshape || kind == OpKind::kTranspose || kind == OpKind::kSlice || kind == OpKind::kConcat;
+}
+
+Encoding mask_encoding() {
+  Encoding e;
+  e.dtype = QDType::kU16;
+  e.qmin = 0;
+  e.qmax = 65535;
+  e.scale = 255.0f / 65535.0f;
+  e.zero_point = 65535;
+  return e;
+}
+
+namespace {
+
+bool is_float_value(const graph::Value& v) { return v.type.dtype == DType::kF32; }
+
+bool starts_with(const std::string& s, std::string_view p) { return s.rfind(p, 0) == 0; }
+
+// Follows passthrough producers back to the value that owns the encoding.
+ValueId root_of(const Graph& g, ValueId v) {
+  for (;;) {
+    const auto& val = g.value(v);
+    if (val.kind != ValueKind::kOpResult) return v;
+    const auto& op = g.ops()[static_cast<size_t>(val.producer)];
+    if (!is_passthrough(op.kind)) return v;
+    v = op.operands[0];
+  }
+}
+
+// Cache inputs from their outputs, then passthrough results from their operands (op order).
+void complete(const Graph& g, std::map<std::string, Encoding>& acts) {
+  for (ValueId id : g.inputs()) {
+    const std::string& n = g.value(id).name;
+    for (const char* kind : {"k", "v"}) {
+      const std::string in_prefix = std::string(kind) + "_cache_";
+      if (!starts_with(n, in_prefix)) continue;
+      const std::string out_name = std::string(kind) + "_out_" + n.substr(in_prefix.size());
+      const auto* out = g.find_output(out_name);
+      if (!out) throw_failure("quant: graph {} has input {} but no output {}", g.name(), n, out_name);
+      const std::string& root = g.value(root_of(g, out->value)).name;
+      auto it = acts.find(root);
+      if (it == acts.end()) throw_failure("quant: graph {}: no encoding for {} (feeds {})", g.name(), root, out_name);
+      acts[n] = it->second;
+    }
+  }
+  for (const auto& op : g.ops()) {
+    if (!is_passthrough(op.kind)) continue;
+    const auto& r = g.value(op.result);
+    if (!is_float_value(r)) continue;
+    auto it = acts.find(g.value(op.operands[0]).name);
+    if (it == acts.end())
+      throw_failure("quant: graph {}: no encoding for {} (operand of {})", g.name(), g.value(op.operands[0]).name, r.name);
+    for (ValueId o : op.operands) {
+      auto jt = acts.find(g.value(o).name);
+      if (jt == acts.end() || !(jt->second == it->second))
+        throw_failure("quant: graph {}: {} joins operands with different encodings ({} vs {})", g.name(), r.name,
+                      g.value(op.operands[0]).name, g.value(o).name);
+    }
+    acts[r.name] = it->second;
+  }
+}
+
+void check_complete(const Graph& g, const std::map<std::string, Encoding>& acts) {
+  for (const auto& v : g.values())
+    if (is_float_value(v) && (v.kind == ValueKind::kInput || v.kind == ValueKind::kOpResult) && !acts.count(v.name))
+      throw_failure("quant: graph {}: tensor {} has no encoding", g.name(), v.name);
+}
+
+}  // namespace
+
+EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recipe& recipe) {
+  EncodingSet set;
+  set.recipe = recipe.name;
+  const bool fp = recipe.is_float();
+  std::set<ValueId> kv_roots;
+  for (const auto& o : g.outputs())
+    if (starts_with(o.name, "k_out_") || starts_with(o.name, "v_out_")) kv_roots.insert(root_of(g, o.value));
+  auto calibrated = [&](const std::string& name, QDType dtype) {
+    if (fp) return float16_encoding();
+    auto it = ranges.find(name);
+    if (it == ranges.end() || !it->second.seen)
+      throw_failure("quant: no calibration range for tensor {} of graph {}", name, g.name());
+    return asymmetric_encoding(dtype, it->second.lo, it->second.hi);
+  };
+  for (ValueId id : g.inputs()) {
+    const auto& v = g.value(id);
+    if (!is_float_value(v) || starts_with(v.name, "k_cache_") || starts_with(v.name, "v_cache_")) continue;
+    set.activations[v.name] = v.name == "atten_mask" ? (fp ? float16_encoding() : mask_encoding())
+                                                     : calibrated(v.name, recipe.scheme_for(v.name).act);
+  }
+  for (const auto& op : g.ops()) {
+    const auto& r = g.value(op.result);
+    if (!is_float_value(r) || is_passthrough(op.kind)) continue;
+    QDType dtype = recipe.scheme_for(r.name).act;
+    if (kv_roots.count(op.result)) dtype = recipe.kv;
+    if (r.name == "lm_head.out" && !fp) dtype = QDType::kU16;
+    set.activations[r.name] = calibrated(r.name, dtype);
+  }
+  complete(g, set.activations);
+  check_complete(g, set.activations);
+
+  // Weights: linear ops first, so a tied table takes the output head's scheme.
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& op : g.ops()) {
+      const bool linear = op.kind == OpKind::kLinear, gather = op.kind == OpKind::kGather;
+      if ((pass == 0 && !linear) || (pass == 1 && !gather)) continue;
+      const ValueId wid = op.operands[linear ? 1 : 0];
+      const auto& wv = g.value(wid);
+      if (wv.kind != ValueKind::kWeight || set.weights.count(wv.name)) continue;
+      const Scheme s = recipe.scheme_for(g.value(op.result).name);
+      const Tensor& t = g.weights()->get(wv.name);
+      if (t.rank() != 2) throw_failure("quant: weight {} is not 2-D", wv.name);
+      const Tensor f = t.to_f32();
+      set.weights[wv.name] = std::make_shared<const WeightEncoding>(
+          quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,
+                          linear ? s.block_size : 0));
+    }
+  return set;
+}
+
+EncodingSet reconcile_encodings(const Graph& g, const EncodingSet& source) {
+  EncodingSet set;
+  set.recipe = source.recipe;
+  set.weights = source.weights;
+  for (const auto& v : g.values()) {
+    if (!is_float_value(v)) continue;
+    if (v.kind == ValueKind::kOpResult && is_passthrough(g.ops()[static_cast<size_t>(v.producer)].kind)) continue;
+    if (v.kind != ValueKind::kOpResult && v.kind != ValueKind::kInput) continue;
+    auto it = source.activations.find(v.name);
+    if (it != source.activations.end()) set.activations[v.name] = it->second;
+  }
+  complete(g, set.activations);
+  check_complete(g, set.activations);
+  for (const auto& op : g.ops())
+    if (op.kind == OpKind::kLinear && !set.weights.count(g.value(op.operands[1]).name))
+      throw_failure("quant: graph {}: weight {} has no encoding", g.name(), g.value(op.operands[1]).name);
+  return set;
+}
+
+namespace {
+
+nlohmann::json encoding_json(const Encoding& e) {
+  return {{"dtype", std::string(qdtype_name(e.dtype))},
+          {"scale", static_cast<double>(e.scale)},
+          {"zero_point", e.zero_point},
+          {"qmin", e.qmin},
+          {"qmax", e.qmax}};
+}
+
+template <typename T>
+void append(std::string& bin, const T* data, size_t n) {
+  bin.append(reinterpret_cast<const char*>(data), n * sizeof(T));
+}
+
+}  // namespace
+
+std::filesystem::path save_encodings(const EncodingSet& set, const Graph& g, const std::filesystem::path& dir,
+                                     const std::string& stem) {
+  nlohmann::json j;
+  j["format"] = "genai-qdq-1";
+  j["recipe"] = set.recipe;
+  j["graph"] = g.name();
+  j["binary"] = stem + ".bin";
+  nlohmann::json acts = nlohmann::json::object();
+  for (const auto& v : g.values()) {
+    auto it = set.activations.find(v.name);
+    if (it != set.activations.end()) acts[v.name] = encoding_json(it->second);
+  }
+  j["activations"] = acts;
+  std::string bin;
+  nlohmann::json ws = nlohmann::json::object();
+  for (const auto& v : g.values()) {
+    if (v.kind != ValueKind::kWeight) continue;
+    auto it = set.weights.find(v.name);
+    if (it == set.weights.end()) continue;
+    const WeightEncoding& w = *it->second;
+    nlohmann::json e{{"dtype", std::string(qdtype_name(w.dtype))},
+                     {"rows", w.rows},
+                     {"cols", w.cols},
+                     {"block_size", w.block_size},
+                     {"scales_offset", bin.size()},
+                     {"scales_count", w.scales.size()}};
+    append(bin, w.scales.data(), w.scales.size());
+    e["values_offset"] = bin.size();
+    e["values_count"] = w.values.size();
+    append(bin, w.values.data(), w.values.size());
+    ws[v.name] = e;
+  }
+  j["weights"] = ws;
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir / (stem + ".bin"), std::string_view(bin));
+  const auto path = dir / (stem + ".json");
+  write_file_atomic(path, std::string_view(j.dump(1) + "\n"));
+  return path;
+}
+
+EncodingSet load_encodings(const std::filesystem::path& json_path) {
+  auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw_input_error("{}: cannot open", p.string());
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string file = json_path.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read(json_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error("{}: not valid JSON: {}", file, e.what());
+  }
+  EncodingSet set;
+  try {
+    if (j.value("format", "") != "genai-qdq-1") throw_input_error("{}: key 'format' is not genai-qdq-1", file);
+    set.recipe = j.at("recipe").get<std::string>();
+    const std::string bin_name = j.at("binary").get<std::string>();
+    if (bin_name.find('/') != std::string::npos || bin_name.find('\\') != std::string::npos)
+      throw_input_error("{}: key 'binary' must be a file name beside it, got '{}'", file, bin_name);
+    const std::string bin = read(json_path.parent_path() / bin_name);
+    auto dtype_of = [&](const nlohmann::json& e, const std::string& name) {
+      QDType t;
+      if (!qdtype_from_name(e.at("dtype").get<std::string>(), &t))
+        throw_input_error("{}: tensor {}: unknown dtype '{}'", file, name, e.at("dtype").get<std::string>());
+      return t;
+    };
+    for (const auto& [name, e] : j.at("activations").items()) {
+      Encoding enc;
+      enc.dtype = dtype_of(e, name);
+      enc.scale = e.at("scale").get<float>();
+      enc.zero_point = e.at("zero_point").get<int32_t>();
+      enc.qmin = e.at("qmin").get<int64_t>();
+      enc.qmax = e.at("qmax").get<int64_t>();
+      if (!enc.is_float() && (!(enc.scale > 0.0f) || !std::isfinite(enc.scale) || enc.qmin > enc.qmax ||
+                              enc.qmin < qdtype_min(enc.dtype) || enc.qmax > qdtype_max(enc.dtype)))
+        throw_input_error("{}: activation {}: invalid scale/qmin/qmax", file, name);
+      set.activations[name] = enc;
+    }
+    for (const auto& [name, e] : j.at("weights").items()) {
+      auto w = std::make_shared<WeightEncoding>();
+      w->dtype = dtype_of(e, name);
+      w->rows = e.at("rows").get<int64_t>();
+      w->cols = e.at("cols").get<int64_t>();
+      w->block_size = e.at("block_size").get<int64_t>();
+      const uint64_t so = e.at("scales_offset").get<uint64_t>(), sc = e.at("scales_count").get<uint64_t>();
+      const uint64_t vo = e.at("values_offset").get<uint64_t>(), vc = e.at("values_count").get<uint64_t>();
+      const bool ok_shape = w->rows > 0 && w->cols > 0 && w->rows < (int64_t{1} << 32) && w->cols < (int64_t{1} << 32) &&
+                            w->block_size >= 0 && (w->block_size == 0 || w->cols % w->block_size == 0);
+      if (!ok_shape) throw_input_error("{}: weight {}: invalid rows/cols/block_size", file, name);
+      const uint64_t want_scales = w->is_float() ? 0 : static_cast<uint64_t>(w->rows * w->blocks());
+      const uint64_t want_values = w->is_float() ? 0 : static_cast<uint64_t>(w->rows * w->cols);
+      if (sc != want_scales || vc != want_values || so > bin.size() || sc > (bin.size() - so) / sizeof(float) ||
+          vo > bin.size() || vc > (bin.size() - vo) / sizeof(int16_t))
+        throw_input_error("{}: weight {}: scales/values out of the bounds of {}", file, name, bin_name);
+      w->scales.resize(sc);
+      w->values.resize(vc);
+      if (sc) std::memcpy(w->scales.data(), bin.data() + so, sc * sizeof(float));
+      if (vc) std::memcpy(w->values.data(), bin.data() + vo, vc * sizeof(int16_t));
+      for (int16_t q : w->values)
+        if (q < qdtype_min(w->dtype) || q > qdtype_max(w->dtype))
+          throw_input_error("{}: weight {}: value {} outside {}", file, name, q, qdtype_name(w->dtype));
+      set.weights[name] = std::move(w);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error("{}: missing or mistyped key: {}", file, e.what());
+  }
+  return set;
+}
+
+}  // namespace genai::quant

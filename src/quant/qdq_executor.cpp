@@ -1,0 +1,282 @@
+#include "quant/qdq_executor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace genai::quant {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueKind;
+
+namespace {
+
+// Integer view of values already on encoding `e`: x / scale is within rounding of an integer,
+// and that integer is q - zero_point.
+void to_integers(const float* x, int64_t n, const Encoding& e, int32_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(round_half_even(x[i] / e.scale));
+}
+
+// Requantization: q = clamp(rne(t * m) + zp) and its dequantized value.
+float requantize(float t, float m, const Encoding& ey) {
+  const Encoding& e = ey;
+  const float r = round_half_even(t * m);
+  const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
+  const float c = std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
+  return c * e.scale;  // == (q - zp) * scale
+}
+
+// Sum of a[i] * b[i] exactly: int32 partial sums over chunks small enough not to overflow
+// (|a| <= 65535, |b| <= 128 -> 256 products < 2^31), int64 across chunks.
+int64_t dot_narrow(const int32_t* a, const int16_t* b, int64_t n) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i += 256) {
+    const int64_t end = std::min(n, i + 256);
+    int32_t s = 0;
+    for (int64_t k = i; k < end; ++k) s += a[k] * static_cast<int32_t>(b[k]);
+    total += s;
+  }
+  return total;
+}
+
+int64_t dot_wide(const int32_t* a, const int16_t* b, int64_t n) {
+  int64_t s = 0;
+  for (int64_t k = 0; k < n; ++k) s += static_cast<int64_t>(a[k]) * b[k];
+  return s;
+}
+
+Tensor dequantized_table(const WeightEncoding& w, const Tensor& original) {
+  const Tensor f = original.to_f32();
+  Tensor t = Tensor::zeros(DType::kF32, {w.rows, w.cols});
+  const auto v = dequantize_weight(w, f.data<float>());
+  std::memcpy(t.mutable_data<float>(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+std::vector<std::pair<int64_t, int64_t>> batch_offsets(const Shape& out_batch, const Shape& a, const Shape& b) {
+  const size_t rank = out_batch.size();
+  auto strides = [&](const Shape& s) {
+    std::vector<int64_t> st(rank, 0);
+    int64_t m = 1;
+    for (size_t i = s.size(); i-- > 0;) {
+      st[i + rank - s.size()] = s[i] == 1 ? 0 : m;
+      m *= s[i];
+    }
+    return st;
+  };
+  const auto sa = strides(a), sb = strides(b);
+  std::vector<std::pair<int64_t, int64_t>> offs;
+  const int64_t n = shape_numel(out_batch);
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    offs.emplace_back(oa, ob);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out_batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return offs;
+}
+
+}  // namespace
+
+void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEncoding& w, const float* bias,
+                const Encoding& ey, float* y) {
+  const int64_t n_in = w.cols, n_out = w.rows;
+  if (ex.is_float() || w.is_float() || ey.is_float())
+    throw_failure("quant: integer linear needs integer encodings (got {} x {} -> {})", qdtype_name(ex.dtype),
+                  qdtype_name(w.dtype), qdtype_name(ey.dtype));
+  std::vector<int32_t> xi(static_cast<size_t>(rows * n_in));
+  to_integers(x, rows * n_in, ex, xi.data());
+  const float m = ex.scale / ey.scale;
+  const bool narrow = qdtype_bits(w.dtype) <= 8;
+  const int64_t nb = w.blocks(), width = w.block_size > 0 ? w.block_size : n_in;
+  ThreadPool::global().parallel_for(
+      n_out,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          const int16_t* wr = w.values.data() + c * n_in;
+          const float* sc = w.scales.data() + c * nb;
+          const float b = bias ? bias[c] / ex.scale : 0.0f;
+          for (int64_t r = 0; r < rows; ++r) {
+            const int32_t* xr = xi.data() + r * n_in;
+            float t = 0.0f;
+            for (int64_t blk = 0; blk < nb; ++blk) {
+              const int64_t acc = narrow ? dot_narrow(xr + blk * width, wr + blk * width, width)
+                                         : dot_wide(xr + blk * width, wr + blk * width, width);
+              t += static_cast<float>(acc) * sc[blk];
+            }
+            if (bias) t += b;
+            y[r * n_out + c] = requantize(t, m, ey);
+          }
+        }
+      },
+      8);
+}
+
+QdqExecutor::QdqExecutor(graph::GraphMap graphs, std::map<std::string, std::shared_ptr<const EncodingSet>> encodings)
+    : graphs_(std::move(graphs)), encodings_(std::move(encodings)) {
+  for (const auto& [name, g] : graphs_) {
+    auto it = encodings_.find(name);
+    if (it == encodings_.end() || !it->second) throw_failure("quant: no encodings for graph {}", name);
+    const EncodingSet& set = *it->second;
+    for (const auto& op : g->ops()) {
+      // Weight tables read by float ops (gather; every weight when fp16) compute on dequantized values.
+      const bool table = op.kind == OpKind::kGather && g->value(op.operands[0]).kind == ValueKind::kWeight;
+      const bool fp_linear = op.kind == OpKind::kLinear && set.weights.count(g->value(op.operands[1]).name) &&
+                             set.weights.at(g->value(op.operands[1]).name)->is_float();
+      if (!table && !fp_linear) continue;
+      const std::string& wname = g->value(op.operands[table ? 0 : 1]).name;
+      if (dequantized_tables_.count(wname)) continue;
+      auto wt = set.weights.find(wname);
+      if (wt == set.weights.end()) throw_failure("quant: graph {}: weight {} has no encoding", name, wname);
+      dequantized_tables_[wname] = dequantized_table(*wt->second, g->weights()->get(wname));
+    }
+  }
+}
+
+bool QdqExecutor::has_graph(std::string_view name) const { return graphs_.count(std::string(name)) != 0; }
+
+namespace {
+const Graph& find_graph(const graph::GraphMap& graphs, std::string_view name) {
+  auto it = graphs.find(std::string(name));
+  if (it == graphs.end()) {
+    std::string valid;
+    for (const auto& [n, g] : graphs) valid += (valid.empty() ? "" : ", ") + n;
+    throw_input_error("quant: no graph '{}' (graphs: {})", name, valid);
+  }
+  return *it->second;
+}
+}  // namespace
+
+std::vector<graph::IoSpec> QdqExecutor::inputs(std::string_view name) const {
+  const Graph& g = find_graph(graphs_, name);
+  std::vector<graph::IoSpec> out;
+  for (auto id : g.inputs()) out.push_back({g.value(id).name, g.value(id).type});
+  return out;
+}
+
+std::vector<graph::IoSpec> QdqExecutor::outputs(std::string_view name) const {
+  const Graph& g = find_graph(graphs_, name);
+  std::vector<graph::IoSpec> out;
+  for (const auto& o : g.outputs()) out.push_back({o.name, g.value(o.value).type});
+  return out;
+}
+
+graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& inputs) {
+  const Graph& g = find_graph(graphs_, name);
+  const EncodingSet& set = *encodings_.at(std::string(name));
+  auto enc = [&](const std::string& tensor) -> const Encoding& {
+    auto it = set.activations.find(tensor);
+    if (it == set.activations.end()) throw_failure("quant: graph {}: tensor {} has no encoding", g.name(), tensor);
+    return it->second;
+  };
+  // Float inputs enter quantized, as the program receives integers.
+  std::map<std::string, Tensor> owned;
+  graph::InputMap bound = inputs;
+  for (auto id : g.inputs()) {
+    const auto& v = g.value(id);
+    auto it = inputs.find(v.name);
+    if (v.type.dtype != DType::kF32 || it == inputs.end() || !it->second || it->second->dtype() != DType::kF32) continue;
+    Tensor t = Tensor::zeros(DType::kF32, it->second->shape());
+    std::memcpy(t.mutable_raw(), it->second->raw(), t.nbytes());
+    fake_quantize(t.mutable_data<float>(), t.numel(), enc(v.name));
+    owned[v.name] = std::move(t);
+    bound[v.name] = &owned[v.name];
+  }
+
+  graph::InterpreterOptions options;
+  options.override_op = [&](const graph::Op& op, const graph::Value& r,
+                            const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
+    if (op.kind == OpKind::kGather && g.value(op.operands[0]).kind == ValueKind::kWeight) {
+      const Tensor& table = dequantized_tables_.at(g.value(op.operands[0]).name);
+      const Tensor& idx = *in[1];
+      const int64_t rows = table.dim(0), width = table.dim(1);
+      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
+      for (int64_t i = 0; i < idx.numel(); ++i) {
+        const int32_t id = idx.data<int32_t>()[i];
+        if (id < 0 || id >= rows)
+          throw_input_error("graph input {}: value {} at element {} is outside [0, {})", g.value(op.operands[1]).name, id,
+                            i, rows);
+        std::memcpy(out.mutable_data<float>() + i * width, table.data<float>() + id * width, width * sizeof(float));
+      }
+      return out;
+    }
+    if (op.kind == OpKind::kLinear) {
+      const std::string& wname = g.value(op.operands[1]).name;
+      const WeightEncoding& w = *set.weights.at(wname);
+      const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+      const int64_t rows = in[0]->numel() / w.cols;
+      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
+      if (w.is_float()) {  // fp16: float dot products of float16-rounded values
+        const Tensor& wt = dequantized_tables_.at(wname);
+        const float* x = in[0]->data<float>();
+        float* y = out.mutable_data<float>();
+        ThreadPool::global().parallel_for(w.rows, [&](int64_t b, int64_t e) {
+          for (int64_t c = b; c < e; ++c)
+            for (int64_t row = 0; row < rows; ++row) {
+              const float* wr = wt.data<float>() + c * w.cols;
+              const float* xr = x + row * w.cols;
+              float s = 0.0f;
+              for (int64_t k = 0; k < w.cols; ++k) s += xr[k] * wr[k];
+              y[row * w.rows + c] = s + (bias ? round_to_f16(bias->data<float>()[c]) : 0.0f);
+            }
+        });
+        return out;
+      }
+      qdq_linear(in[0]->data<float>(), rows, enc(g.value(op.operands[0]).name), w, bias ? bias->data<float>() : nullptr,
+                 enc(r.name), out.mutable_data<float>());
+      return out;
+    }
+    if (op.kind == OpKind::kMatMul) {
+      const Encoding &ea = enc(g.value(op.operands[0]).name), &eb = enc(g.value(op.operands[1]).name), &ey = enc(r.name);
+      if (ea.is_float() || eb.is_float() || ey.is_float()) return std::nullopt;  // fp16: float kernel, rounded after
+      const Tensor &a = *in[0], &b = *in[1];
+      const int64_t M = a.dim(a.rank() - 2), K = a.dim(a.rank() - 1), N = b.dim(b.rank() - 1);
+      const Shape& os = r.type.shape;
+      const auto offs = batch_offsets(Shape(os.begin(), os.end() - 2), Shape(a.shape().begin(), a.shape().end() - 2),
+                                      Shape(b.shape().begin(), b.shape().end() - 2));
+      std::vector<int32_t> ai(static_cast<size_t>(a.numel())), bi(static_cast<size_t>(b.numel()));
+      to_integers(a.data<float>(), a.numel(), ea, ai.data());
+      to_integers(b.data<float>(), b.numel(), eb, bi.data());
+      const float m = (ea.scale * eb.scale) / ey.scale;
+      Tensor out = Tensor::zeros(DType::kF32, os);
+      float* y = out.mutable_data<float>();
+      ThreadPool::global().parallel_for(static_cast<int64_t>(offs.size()), [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> acc(static_cast<size_t>(N));
+        for (int64_t bt = begin; bt < end; ++bt) {
+          const int32_t* pa = ai.data() + offs[bt].first * M * K;
+          const int32_t* pb = bi.data() + offs[bt].second * K * N;
+          for (int64_t i = 0; i < M; ++i) {
+            std::fill(acc.begin(), acc.end(), 0);
+            for (int64_t p = 0; p < K; ++p) {
+              const int64_t av = pa[i * K + p];
+              const int32_t* brow = pb + p * N;
+              for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];
+            }
+            float* yr = y + (bt * M + i) * N;
+            for (int64_t j = 0; j < N; ++j) yr[j] = requantize(static_cast<float>(acc[j]), m, ey);
+          }
+        }
+      });
+      return out;
+    }
+    return std::nullopt;
+  };
+  options.transform = [&](const graph::Value& r, Tensor& t) {
+    if (r.type.dtype != DType::kF32 || is_passthrough(g.ops()[static_cast<size_t>(r.producer)].kind)) return;
+    fake_quantize(t.mutable_data<float>(), t.numel(), enc(r.name));
+  };
+  if (observer_) options.observer = observer_;
+  return graph::interpret(g, bound, options);
+}
+
+}  // namespace genai::quant

@@ -1,0 +1,97 @@
+#include "quant/quantize.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace genai::quant {
+
+pipeline::QuantIoDtypes quant_io_dtypes(const graph::Graph& g, const EncodingSet& set) {
+  pipeline::QuantIoDtypes io;
+  auto dtype_of = [&](const graph::Value& v) {
+    if (v.type.dtype != DType::kF32) return v.type.dtype;
+    auto it = set.activations.find(v.name);
+    if (it == set.activations.end()) throw_failure("quant: graph {}: I/O tensor {} has no encoding", g.name(), v.name);
+    return qdtype_storage(it->second.dtype);
+  };
+  for (auto id : g.inputs()) io.inputs[g.value(id).name] = dtype_of(g.value(id));
+  for (const auto& o : g.outputs()) {
+    const auto& v = g.value(o.value);
+    DType d = dtype_of(v);
+    // The output shares the encoding of its value (k_out_l is attn.k.new, logits is lm_head.out).
+    io.outputs[o.name] = d;
+  }
+  return io;
+}
+
+namespace {
+
+pipeline::GraphName bundle_name(const std::string& name) { return pipeline::parse_graph_name(name); }
+
+std::vector<pipeline::InputSpec> example_inputs(const graph::Graph& g) {
+  std::vector<pipeline::InputSpec> specs;
+  for (auto id : g.inputs()) specs.push_back({g.value(id).name, g.value(id).type.dtype, g.value(id).type.shape});
+  return specs;
+}
+
+}  // namespace
+
+QuantizedModel quantize_model(std::shared_ptr<const Model> model, const QuantizeOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  graph::DecoderGraphOptions go;
+  go.mode = o.mode;
+  go.max_context_len = o.max_context_len;
+  go.prefill_ar_len = o.prefill_ar_len;
+  QuantizedModel q;
+  q.recipe = o.recipe;
+  q.graphs = graph::build_decoder_graphs(model, go);
+
+  // The calibration graph: full-autoregressive over a calibration window, which may be shorter
+  // than the deployed context (encodings are per tensor name, not per shape).
+  CalibrationOptions co = o.calibration;
+  co.context_len = std::min(co.context_len, o.max_context_len);
+  std::shared_ptr<const Weights> weights(model, &model->weights);
+  const auto calib =
+      graph::build_decoder_graph(model->config, weights, std::string(graph::kCalibration), co.context_len, co.context_len);
+  if (!o.recipe.is_float()) {
+    const auto windows = calibration_windows(*model, co);
+    log::info("calibrating {} on {} window(s) of {} tokens", o.recipe.name, windows.size(), co.context_len);
+    q.ranges = calibrate(*calib, windows);
+  }
+  const auto source = std::make_shared<const EncodingSet>(derive_encodings(*calib, q.ranges, o.recipe));
+  // kv_forward from the calibration graph, prefill_forward from kv_forward (as upstream).
+  std::vector<std::string> order{std::string(graph::kKvForward)};
+  if (q.graphs.count(std::string(graph::kPrefillForward))) order.emplace_back(graph::kPrefillForward);
+  std::shared_ptr<const EncodingSet> prev = source;
+  for (const auto& name : order) {
+    auto set = std::make_shared<const EncodingSet>(reconcile_encodings(*q.graphs.at(name), *prev));
+    q.encodings[name] = set;
+    prev = set;
+  }
+  for (const auto& name : order) {
+    const auto& g = *q.graphs.at(name);
+    const EncodingSet& set = *q.encodings.at(name);
+    pipeline::Metadata md{{"get_max_seq_len", o.max_context_len},
+                          {"get_n_layers", model->config.n_layers},
+                          {"get_vocab_size", model->config.vocab_size},
+                          {"quant_recipe", o.recipe.name}};
+    std::optional<pipeline::QuantIoDtypes> io;
+    if (!o.recipe.is_float()) {
+      io = quant_io_dtypes(g, set);
+      const Encoding& logits = set.activations.at(g.value(g.find_output("logits")->value).name);
+      md["get_logits_scale"] = static_cast<double>(logits.scale);
+      md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
+    }
+    q.bundles.emplace(bundle_name(name), pipeline::GraphBundle(q.graphs.at(name), example_inputs(g), md, io));
+  }
+  q.calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return q;
+}
+
+std::filesystem::path write_decode_qdq(const QuantizedModel& q, const std::filesystem::path& dir) {
+  const std::string kv(graph::kKvForward);
+  return save_encodings(*q.encodings.at(kv), *q.graphs.at(kv), dir, "decode_qdq");
+}
+
+}  // namespace genai::quant

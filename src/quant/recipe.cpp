@@ -1,0 +1,117 @@
+#include "quant/recipe.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace genai::quant {
+
+const std::vector<std::string>& scheme_spellings() {
+  static const std::vector<std::string> names{"16a16w", "16a8w", "16a4w", "16a4w_block:16", "16a4w_block:32",
+                                              "16a4w_block:64", "8a8w", "8a4w", "fp16"};
+  return names;
+}
+
+std::string scheme_name(const Scheme& s) {
+  if (s.act == QDType::kF16) return "fp16";
+  const int a = qdtype_bits(s.act), w = qdtype_bits(s.weight);
+  std::string n = fmt::format("{}a{}w", a, w);
+  if (s.block_size > 0) n += fmt::format("_block:{}", s.block_size);
+  return n;
+}
+
+Scheme parse_scheme(std::string_view spelling, std::string_view option) {
+  const std::string s(spelling);
+  auto bad = [&]() -> Scheme {
+    throw_input_error("{}: unknown quantization recipe '{}' (valid: 16a16w, 16a8w, 16a4w, 16a4w_block[:16|32|64], "
+                      "8a8w, 8a4w, fp16)",
+                      option, s);
+  };
+  if (s == "16a16w") return {QDType::kU16, QDType::kI16, 0};
+  if (s == "16a8w") return {QDType::kU16, QDType::kI8, 0};
+  if (s == "16a4w") return {QDType::kU16, QDType::kI4, 0};
+  if (s == "8a8w") return {QDType::kU8, QDType::kI8, 0};
+  if (s == "8a4w") return {QDType::kU8, QDType::kI4, 0};
+  if (s == "fp16") return {QDType::kF16, QDType::kF16, 0};
+  if (s == "16a4w_block") return {QDType::kU16, QDType::kI4, 32};
+  if (s.rfind("16a4w_block:", 0) == 0) {
+    const std::string g = s.substr(12);
+    if (g == "16" || g == "32" || g == "64") return {QDType::kU16, QDType::kI4, std::stoll(g)};
+  }
+  return bad();
+}
+
+Scheme Recipe::scheme_for(const std::string& tensor_name) const {
+  for (const Override& o : overrides)
+    if (std::regex_match(tensor_name, std::regex(o.pattern))) return o.scheme;
+  return base;
+}
+
+namespace {
+const char* kHead = "lm_head\\.out";
+const char* kEmbed = "embed\\.out";
+}  // namespace
+
+Recipe recipe_from_spelling(std::string_view spelling) {
+  Recipe r;
+  r.name = std::string(spelling);
+  r.base = parse_scheme(spelling);
+  if (r.is_float()) {
+    r.kv = QDType::kF16;
+    return r;
+  }
+  r.kv = r.base.act == QDType::kU8 ? QDType::kU8 : QDType::kU16;
+  if (qdtype_bits(r.base.weight) < 8) r.overrides.push_back({kEmbed, {r.base.act, QDType::kI8, 0}});
+  return r;
+}
+
+Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim) {
+  std::string n(model_name);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const Scheme head{QDType::kU16, QDType::kI8, 0};
+  if (n.find("smollm") != std::string::npos) {
+    Recipe r = recipe_from_spelling("16a8w");
+    r.name = "16a8w (smollm2 default)";
+    return r;
+  }
+  if ((n.find("llama") != std::string::npos && n.find("3.2") != std::string::npos) || (n_layers == 16 && dim == 2048)) {
+    Recipe r = recipe_from_spelling("16a4w_block:32");
+    r.name = "16a4w_block:32 (llama3_2-1b default)";
+    r.overrides.insert(r.overrides.begin(), {kHead, head});
+    r.overrides.insert(r.overrides.begin() + 1, {"layers\\.[0-3]\\.mlp\\.down_proj\\.out", head});
+    r.kv = QDType::kU8;
+    return r;
+  }
+  if (n.find("stories") != std::string::npos || dim <= 768) {
+    Recipe r = recipe_from_spelling("16a4w");
+    r.name = "16a4w (stories default)";
+    r.overrides.insert(r.overrides.begin(), {kHead, head});
+    r.kv = QDType::kU8;
+    return r;
+  }
+  Recipe r = recipe_from_spelling("16a8w");
+  r.name = "16a8w (default)";
+  return r;
+}
+
+void add_override(Recipe& recipe, std::string_view spec, std::string_view option) {
+  const std::string s(spec);
+  const auto eq = s.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw_input_error("{}: '{}' is not REGEX=RECIPE (e.g. 'lm_head\\.out=16a8w')", option, s);
+  const std::string pattern = s.substr(0, eq);
+  try {
+    std::regex check(pattern);
+  } catch (const std::regex_error& e) {
+    throw_input_error("{}: bad regular expression '{}': {}", option, pattern, e.what());
+  }
+  const Scheme scheme = parse_scheme(s.substr(eq + 1), option);
+  if ((scheme.act == QDType::kF16) != recipe.is_float())
+    throw_input_error("{}: '{}' mixes fp16 with integer quantization", option, s);
+  recipe.overrides.insert(recipe.overrides.begin(), {pattern, scheme});
+}
+
+}  // namespace genai::quant

@@ -1,0 +1,57 @@
+// Quantization recipes: what bit widths each tensor gets. A recipe is a default scheme (e.g.
+// 16a4w: 16-bit activations, 4-bit per-channel weights) plus per-layer overrides by regular
+// expression on tensor names (op result names such as "lm_head.out" or
+// "layers.3.mlp.down_proj.out", see docs/graphs.md), and the KV cache I/O width.
+#pragma once
+
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quant/encoding.h"
+
+namespace genai::quant {
+
+// One scheme: activation and weight element types, weight block size (0 = per channel).
+struct Scheme {
+  QDType act = QDType::kU16;
+  QDType weight = QDType::kI8;
+  int64_t block_size = 0;
+  bool operator==(const Scheme&) const = default;
+};
+std::string scheme_name(const Scheme& s);  // "16a4w", "16a4w_block:32", "fp16"
+// "16a16w", "16a8w", "16a4w", "16a4w_block[:G]" (G in 16/32/64, default 32), "8a8w", "8a4w",
+// "fp16". InputError naming `option` and the valid spellings otherwise.
+Scheme parse_scheme(std::string_view spelling, std::string_view option = "--quant_recipe");
+const std::vector<std::string>& scheme_spellings();
+
+struct Override {
+  std::string pattern;  // std::regex (ECMAScript), matched against the whole tensor name
+  Scheme scheme;
+};
+
+struct Recipe {
+  std::string name;      // what the user asked for / the model default
+  Scheme base;
+  std::vector<Override> overrides;  // first match wins
+  QDType kv = QDType::kU16;         // KV cache I/O (k_out/v_out and the cache inputs)
+  bool is_float() const { return base.act == QDType::kF16; }
+  // Scheme for the op result `tensor_name` (overrides, then base).
+  Scheme scheme_for(const std::string& tensor_name) const;
+};
+
+// A recipe from a --quant_recipe spelling: the scheme everywhere, the KV cache 8-bit for 8a8w
+// and 16-bit otherwise, the embedding table at 8 bits when weights are narrower (a 4-bit
+// embedding destroys the model and upstream keeps it wider), float16 for "fp16".
+Recipe recipe_from_spelling(std::string_view spelling);
+// Upstream-like per-model defaults, chosen from the model name/shape: stories (llama2.c-sized)
+// 16a4w with the output head 16a8w and an 8-bit KV cache; smollm2 16a8w; llama 3.2 1B
+// 16a4w_block:32 with the output head 16a8w and an 8-bit KV cache; anything else 16a8w.
+Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim);
+// Adds "regex=scheme" overrides (e.g. "layers\.0\..*=16a8w"); InputError naming `option` on a
+// bad regex or scheme.
+void add_override(Recipe& recipe, std::string_view spec, std::string_view option = "--quant_override");
+
+}  // namespace genai::quant

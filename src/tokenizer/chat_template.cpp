@@ -1,0 +1,125 @@
+#include "tokenizer/chat_template.h"
+
+#include "core/error.h"
+
+namespace genai {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\n\r\v\f";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+// ChatML (SmolLM2, Qwen): <|im_start|>role\ncontent<|im_end|>\n ... <|im_start|>assistant\n
+std::string chatml(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out;
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty())
+    out += "<|im_start|>system\n" + std::string(default_system) + "<|im_end|>\n";
+  for (const auto& t : turns) out += "<|im_start|>" + t.role + "\n" + t.content + "<|im_end|>\n";
+  out += "<|im_start|>assistant\n";
+  return out;
+}
+
+// Llama 3: <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|> (contents trimmed, as
+// Meta's template does); <|begin_of_text|> comes from add_bos.
+std::string llama3(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out;
+  auto turn = [&out](std::string_view role, std::string_view content) {
+    out += "<|start_header_id|>";
+    out += role;
+    out += "<|end_header_id|>\n\n";
+    out += trim(content);
+    out += "<|eot_id|>";
+  };
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role, t.content);
+  out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+// Llama 2: <s>[INST] <<SYS>>\nsystem\n<</SYS>>\n\nuser [/INST] answer </s><s>[INST] ... [/INST]
+std::string llama2(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string system(default_system);
+  size_t first = 0;
+  if (!turns.empty() && turns[0].role == "system") {
+    system = turns[0].content;
+    first = 1;
+  }
+  std::string out;
+  bool first_user = true;
+  for (size_t i = first; i < turns.size(); ++i) {
+    const auto& t = turns[i];
+    if (t.role == "user") {
+      std::string content;
+      if (first_user && !system.empty()) content = "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
+      content += t.content;
+      if (!first_user) out += "<s>";  // the first BOS comes from add_bos
+      out += "[INST] " + std::string(trim(content)) + " [/INST]";
+      first_user = false;
+    } else if (t.role == "assistant") {
+      out += " " + std::string(trim(t.content)) + " </s>";
+    } else {
+      throw_input_error("chat turn role {:?} is not valid here (valid: system first, then user, assistant)", t.role);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view chat_format_name(ChatFormat f) {
+  switch (f) {
+    case ChatFormat::kNone: return "none";
+    case ChatFormat::kChatML: return "chatml";
+    case ChatFormat::kLlama3: return "llama3";
+    case ChatFormat::kLlama2: return "llama2";
+  }
+  return "none";
+}
+
+std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns) {
+  return apply_chat_template(format, turns, format == ChatFormat::kChatML ? kSmolLM2DefaultSystem : "");
+}
+
+std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  switch (format) {
+    case ChatFormat::kChatML: return chatml(turns, default_system);
+    case ChatFormat::kLlama3: return llama3(turns, default_system);
+    case ChatFormat::kLlama2: return llama2(turns, default_system);
+    case ChatFormat::kNone: break;
+  }
+  // No template: the turns' text as is (a plain completion prompt).
+  std::string out;
+  for (const auto& t : turns) {
+    if (!out.empty()) out += "\n";
+    out += t.content;
+  }
+  return out;
+}
+
+ChatFormat detect_chat_format(std::string_view jinja) {
+  if (jinja.find("<|im_start|>") != std::string_view::npos) return ChatFormat::kChatML;
+  if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
+  if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;
+  return ChatFormat::kNone;
+}
+
+std::string chat_default_system_prompt(std::string_view jinja) {
+  constexpr std::string_view kOpen = "<|im_start|>system\n";
+  // Only a literal inside a string constant counts; "'<|im_start|>' + message['role']" does not.
+  size_t pos = 0;
+  while ((pos = jinja.find(kOpen, pos)) != std::string_view::npos) {
+    const size_t start = pos + kOpen.size();
+    const size_t end = jinja.find("<|im_end|>", start);
+    if (end == std::string_view::npos) return {};
+    const std::string_view text = jinja.substr(start, end - start);
+    if (text.find_first_of("{}'\"+") == std::string_view::npos) return std::string(text);
+    pos = start;
+  }
+  return {};
+}
+
+}  // namespace genai

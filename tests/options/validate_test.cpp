@@ -1,0 +1,167 @@
+#include "options/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "options/quant_recipe_option.h"
+
+namespace genai::options {
+namespace {
+
+std::string violation(const OptionValues& v) {
+  try {
+    validate(v);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Validate, DefaultsAreValid) { EXPECT_EQ(violation(OptionValues()), ""); }
+
+TEST(Validate, CompileOnlyExcludesPreGenPte) {
+  OptionValues v;
+  v.set("compile_only", true);
+  EXPECT_EQ(violation(v), "");
+  v.set("pre_gen_pte", std::string("dir"));
+  const auto m = violation(v);
+  EXPECT_NE(m.find("--compile_only"), std::string::npos);
+  EXPECT_NE(m.find("--pre_gen_pte"), std::string::npos);
+}
+
+TEST(Validate, MaxContextLenDefaultsToMaxSeqLen) {
+  OptionValues v;
+  v.set("max_seq_len", int64_t{300});
+  EXPECT_EQ(effective_max_context_len(v), 300);
+  v.set("max_context_len", int64_t{1024});
+  EXPECT_EQ(effective_max_context_len(v), 1024);
+}
+
+TEST(Validate, ContextAtLeastSeqLenWithoutAttentionSink) {
+  OptionValues v;
+  v.set("max_context_len", int64_t{256});
+  const auto m = violation(v);
+  EXPECT_NE(m.find("--max_context_len (256)"), std::string::npos) << m;
+  EXPECT_NE(m.find("--max_seq_len (512)"), std::string::npos) << m;
+  v.set("use_attention_sink", std::string("4,32"));
+  EXPECT_EQ(violation(v), "");
+}
+
+TEST(Validate, HybridAndLookaheadNeedContextAtLeastPrefill) {
+  for (const char* mode : {"hybrid", "lookahead"}) {
+    OptionValues v;
+    v.set("model_mode", std::string(mode));
+    v.set("max_seq_len", int64_t{16});
+    v.set("prefill_ar_len", int64_t{32});
+    const auto m = violation(v);
+    EXPECT_NE(m.find("--prefill_ar_len (32)"), std::string::npos) << mode << ": " << m;
+  }
+  OptionValues kv;
+  kv.set("model_mode", std::string("kv"));
+  kv.set("max_seq_len", int64_t{16});
+  kv.set("prefill_ar_len", int64_t{32});
+  EXPECT_EQ(violation(kv), "");
+}
+
+TEST(Validate, LookaheadPowerOfTwoRule) {
+  EXPECT_EQ(lookahead_ar_len(8, 8, 5), 64);  // (8+8)*4 = 64
+  EXPECT_EQ(lookahead_ar_len(3, 2, 3), 16);  // 10 -> 16
+  EXPECT_EQ(lookahead_ar_len(1, 1, 2), 2);
+  OptionValues v;
+  v.set("model_mode", std::string("lookahead"));
+  v.set("max_seq_len", int64_t{64});
+  const auto m = violation(v);  // CL 64 is not > 64
+  EXPECT_NE(m.find("next_pow2"), std::string::npos) << m;
+  v.set("max_seq_len", int64_t{65});
+  EXPECT_EQ(violation(v), "");
+  v.set("ngram", int64_t{1});
+  EXPECT_NE(violation(v).find("--ngram"), std::string::npos);
+}
+
+TEST(Validate, HybridExcludesOnlinePrepare) {
+  OptionValues v;
+  v.set("online_prepare", true);
+  const auto m = violation(v);
+  EXPECT_NE(m.find("--model_mode hybrid"), std::string::npos) << m;
+  EXPECT_NE(m.find("--online_prepare"), std::string::npos) << m;
+  v.set("model_mode", std::string("kv"));
+  EXPECT_EQ(violation(v), "");
+}
+
+TEST(Validate, QatNeedsTrainingData) {
+  OptionValues v;
+  v.set("qat", true);
+  EXPECT_NE(violation(v).find("--train_tasks"), std::string::npos);
+  v.set("train_hf_dataset", std::string("wikitext"));
+  EXPECT_EQ(violation(v), "");
+}
+
+TEST(Validate, Gemma4NeedsEmbeddingQuantize) {
+  OptionValues v;
+  v.set("decoder_model", std::string("gemma4-e2b"));
+  EXPECT_NE(violation(v).find("--embedding_quantize"), std::string::npos);
+  v.set("embedding_quantize", std::string("4,32"));
+  EXPECT_EQ(violation(v), "");
+}
+
+TEST(Validate, RangesOfNumbers) {
+  for (auto [name, value] : std::vector<std::pair<const char*, int64_t>>{
+           {"max_seq_len", 0}, {"prefill_ar_len", -1}, {"batch_size", 0}, {"max_new_tokens", 0}, {"threads", -2}}) {
+    OptionValues v;
+    v.set(name, value);
+    EXPECT_NE(violation(v).find(std::string("--") + name), std::string::npos) << name;
+  }
+  OptionValues t;
+  t.set("top_p", 0.0);
+  EXPECT_NE(violation(t).find("--top_p"), std::string::npos);
+  t.set("top_p", 1.0);
+  t.set("temperature", -0.1);
+  EXPECT_NE(violation(t).find("--temperature"), std::string::npos);
+}
+
+TEST(Validate, CalibrationDataIsNotRequired) {
+  // Deliberate difference: no --calib_* needed; calibration falls back to sampled text.
+  OptionValues v;
+  v.set("soc_model", std::string("SM8650"));
+  v.set("checkpoint", std::string("m.gguf"));
+  EXPECT_EQ(violation(v), "");
+}
+
+TEST(QuantRecipe, Spellings) {
+  EXPECT_EQ(parse_quant_recipe("16a8w"), (QuantRecipeChoice{QuantScheme::k16a8w, std::nullopt}));
+  EXPECT_EQ(parse_quant_recipe("16a4w_block:32"), (QuantRecipeChoice{QuantScheme::k16a4wBlock, 32}));
+  EXPECT_EQ(parse_quant_recipe("fp16").scheme, QuantScheme::kFp16);
+  EXPECT_THROW(parse_quant_recipe("16a4w_block:48"), InputError);
+  EXPECT_THROW(parse_quant_recipe("16a8w:32"), InputError);
+  EXPECT_THROW(parse_quant_recipe("16a4w_block:"), InputError);
+  try {
+    parse_quant_recipe("4a4w");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("16a16w, 16a8w, 16a4w, 16a4w_block, 8a8w, 8a4w, fp16"), std::string::npos);
+  }
+  for (const auto& name : quant_scheme_names()) EXPECT_EQ(quant_scheme_name(parse_quant_recipe(name).scheme), name);
+}
+
+TEST(QuantRecipe, BlockSizeOption) {
+  OptionValues v;
+  EXPECT_EQ(resolve_quant_recipe(v), std::nullopt);
+  v.set("quant_block_size", int64_t{64});
+  EXPECT_THROW(resolve_quant_recipe(v), InputError);  // no recipe
+  v.set("quant_recipe", std::string("16a4w_block"));
+  EXPECT_EQ(resolve_quant_recipe(v), (QuantRecipeChoice{QuantScheme::k16a4wBlock, 64}));
+  v.set("quant_recipe", std::string("16a4w_block:64"));
+  EXPECT_EQ(resolve_quant_recipe(v), (QuantRecipeChoice{QuantScheme::k16a4wBlock, 64}));
+  v.set("quant_recipe", std::string("16a4w_block:32"));
+  EXPECT_THROW(resolve_quant_recipe(v), InputError);  // disagreement
+  v.set("quant_recipe", std::string("8a8w"));
+  EXPECT_THROW(resolve_quant_recipe(v), InputError);
+  EXPECT_THROW(v.set("quant_block_size", int64_t{48}), InputError);
+  OptionValues f;
+  f.set("use_fp16", true);
+  f.set("quant_recipe", std::string("16a8w"));
+  EXPECT_NE(violation(f).find("--use_fp16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace genai::options

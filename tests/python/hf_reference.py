@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Test-side reference for the float decoder: small random llama/qwen2 models run by Hugging Face
+transformers (PyTorch). For each case it writes, under OUTDIR:
+
+  <case>/               the model saved with save_pretrained (safetensors, float32)
+  <case>.gguf           the same weights as a GGUF file, laid out the way llama.cpp's
+                        convert_hf_to_gguf.py writes them (llama arch: q/k rows permuted)
+  <case>.logits.f32     raw little-endian float32 logits [n_tokens, vocab] of one causal forward
+  cases.json            per case: name, arch, dirs/files, tokens, vocab, description
+
+Usage: hf_reference.py OUTDIR
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+from gguf import GGUFWriter, TokenType
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+N_TOKENS = 64
+VOCAB = 320
+
+# name -> (arch, config kwargs, tied). All have GQA (n_kv < n_heads).
+CASES = {
+    "llama_tied": ("llama", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0), True),
+    "llama_untied": ("llama", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=10000.0), False),
+    "llama3_rope": ("llama", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=500000.0,
+                                  rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                                    high_freq_factor=4.0, original_max_position_embeddings=64)),
+                    False),
+    "qwen2_bias": ("qwen2", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=1000000.0), True),
+}
+
+
+def make_model(arch, kw, tied, seed):
+    rope = {"rope_type": "default", "rope_theta": kw["rope_theta"]}
+    if "rope_scaling" in kw:
+        rope = dict(kw["rope_scaling"], rope_theta=kw["rope_theta"])
+    common = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                  num_attention_heads=kw["num_attention_heads"], num_key_value_heads=kw["num_key_value_heads"],
+                  vocab_size=VOCAB, max_position_embeddings=256, rms_norm_eps=1e-5, rope_parameters=rope,
+                  tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(seed)
+    if arch == "llama":
+        model = LlamaForCausalLM(LlamaConfig(**common))
+    else:
+        model = Qwen2ForCausalLM(Qwen2Config(**common))
+    # Default init gives zero biases and unit norms; randomise everything so every term matters.
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+            elif name.endswith(".bias"):
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen))
+            elif "embed_tokens" in name:
+                p.copy_(torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]) * 1.5)
+    model.eval()
+    return model.float()
+
+
+def legacy_rope_keys(folder, kw):
+    """Hub checkpoints written by transformers 4.x carry rope_theta / rope_scaling; add them so the
+    folder looks like a real one (rope_parameters from transformers 5 stays too)."""
+    path = os.path.join(folder, "config.json")
+    with open(path) as f:
+        cfg = json.load(f)
+    cfg["rope_theta"] = kw["rope_theta"]
+    if "rope_scaling" in kw:
+        cfg["rope_scaling"] = kw["rope_scaling"]
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
+def permute_llama(w, n_head, n_head_kv):
+    """convert_hf_to_gguf.py LlamaModel.permute: HF rotate-half rows -> GGML interleaved rows."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama3_rope_factors(head_dim, theta, s):
+    """convert_hf_to_gguf.py LlamaModel.generate_extra_tensors: the rope_freqs.weight tensor."""
+    freqs = 1.0 / (theta ** (np.arange(0, head_dim, 2, dtype=np.float32) / head_dim))
+    low_wavelen = s["original_max_position_embeddings"] / s["low_freq_factor"]
+    high_wavelen = s["original_max_position_embeddings"] / s["high_freq_factor"]
+    factors = []
+    for f in freqs:
+        wavelen = 2 * math.pi / f
+        if wavelen < high_wavelen:
+            factors.append(1.0)
+        elif wavelen > low_wavelen:
+            factors.append(s["factor"])
+        else:
+            smooth = (s["original_max_position_embeddings"] / wavelen - s["low_freq_factor"]) / (
+                s["high_freq_factor"] - s["low_freq_factor"])
+            factors.append(1.0 / ((1 - smooth) / s["factor"] + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
+def write_gguf(path, name, arch, model, kw, tied):
+    cfg = model.config
+    n_head, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
+    head_dim = cfg.hidden_size // n_head
+    w = GGUFWriter(path, arch)
+    w.add_name(name)
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_kv)
+    w.add_rope_freq_base(kw["rope_theta"])
+    w.add_rope_dimension_count(head_dim)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_vocab_size(cfg.vocab_size)
+    w.add_file_type(0)  # ALL_F32
+    # Minimal byte-level BPE vocabulary: 256 byte tokens, then control tokens up to VOCAB.
+    byte_chars = bytes_to_unicode()
+    tokens = [byte_chars[b] for b in range(256)] + [f"<|extra_{i}|>" for i in range(VOCAB - 256)]
+    types = [TokenType.NORMAL] * 256 + [TokenType.CONTROL] * (VOCAB - 256)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges([])
+    w.add_bos_token_id(256)
+    w.add_eos_token_id(257)
+
+    sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
+    if "rope_scaling" in kw:
+        # The divisors alone do not pin the original context length; llama.cpp's key for it.
+        w.add_rope_scaling_orig_ctx_len(kw["rope_scaling"]["original_max_position_embeddings"])
+        w.add_tensor("rope_freqs.weight", llama3_rope_factors(head_dim, kw["rope_theta"], kw["rope_scaling"]))
+    for i in range(cfg.num_hidden_layers):
+        p = f"model.layers.{i}."
+        q, k = sd[p + "self_attn.q_proj.weight"], sd[p + "self_attn.k_proj.weight"]
+        if arch == "llama":
+            q, k = permute_llama(q, n_head, n_head), permute_llama(k, n_head, n_kv)
+        w.add_tensor(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
+        w.add_tensor(f"blk.{i}.attn_q.weight", np.ascontiguousarray(q))
+        w.add_tensor(f"blk.{i}.attn_k.weight", np.ascontiguousarray(k))
+        w.add_tensor(f"blk.{i}.attn_v.weight", sd[p + "self_attn.v_proj.weight"])
+        if arch == "qwen2":
+            for x in "qkv":
+                w.add_tensor(f"blk.{i}.attn_{x}.bias", sd[p + f"self_attn.{x}_proj.bias"])
+        w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
+        w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+        w.add_tensor(f"blk.{i}.ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
+        w.add_tensor(f"blk.{i}.ffn_up.weight", sd[p + "mlp.up_proj.weight"])
+        w.add_tensor(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
+    w.add_tensor("output_norm.weight", sd["model.norm.weight"])
+    if not tied:
+        w.add_tensor("output.weight", sd["lm_head.weight"])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> printable unicode character table."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.set_num_threads(1)
+    meta = []
+    for seed, (name, (arch, kw, tied)) in enumerate(CASES.items()):
+        model = make_model(arch, kw, tied, 1000 + seed)
+        folder = os.path.join(out, name)
+        model.save_pretrained(folder, safe_serialization=True)
+        legacy_rope_keys(folder, kw)
+        gguf_path = os.path.join(out, name + ".gguf")
+        write_gguf(gguf_path, name, arch, model, kw, tied)
+        gen = torch.Generator().manual_seed(7 + seed)
+        tokens = torch.randint(0, VOCAB, (1, N_TOKENS), generator=gen)
+        with torch.no_grad():
+            logits = model(tokens).logits[0].float().numpy()
+        logits.astype("<f4").tofile(os.path.join(out, name + ".logits.f32"))
+        meta.append(dict(name=name, arch=arch, hf_dir=folder, gguf=gguf_path, tied=tied,
+                         rope_scaling="rope_scaling" in kw, tokens=tokens[0].tolist(), vocab=VOCAB,
+                         logits=os.path.join(out, name + ".logits.f32")))
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+// Token ids identical to the reference tokenizers (Python `tokenizers` / `sentencepiece`) on the
+// committed corpus, for every tokenizer path: GGUF vocab, tokenizer.json (HF-written and ours),
+// synthetic vocabularies under each pre-tokenizer, sentencepiece .model, scored SPM, tokenizer.bin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "formats/gguf_file.h"
+#include "model/gguf_metadata.h"
+#include "support/cli_runner.h"
+#include "tokenizer/factory.h"
+#include "tokenizer/synthetic_vocab.h"
+#include "tokenizer/tokenizer_bin.h"
+#include "tokenizer/tokenizer_json.h"
+#include "tokenizer/tokenizer_test_util.h"
+
+namespace genai {
+namespace {
+
+using testing::expect_tokenizer_parity;
+using testing::run_tokenizer_ref;
+using testing::tokenizer_corpus;
+using testing::tokenizer_corpus_path;
+
+BpeVocab smollm2_vocab(const std::string& gguf) {
+  auto vocab = gguf_read_vocab(GgufFile::open(gguf));
+  auto* bpe = std::get_if<BpeVocab>(&vocab);
+  if (bpe == nullptr) throw std::runtime_error("the default model has no byte-level BPE vocabulary");
+  return std::move(*bpe);
+}
+
+TEST(TokenizerParity, SmolLM2FromGgufMatchesHfTokenizers) {
+  const std::string gguf = testing::default_model_path();
+  if (gguf.empty()) GTEST_SKIP() << "default model (models/SmolLM2-135M-Instruct.Q4_1.gguf) is absent";
+  const auto corpus = tokenizer_corpus();
+  ASSERT_GE(corpus.size(), 200u);
+  testing::TempDir dir;
+  const std::string hf_json = dir.file("tokenizer.json");
+  const auto ref = run_tokenizer_ref({"gguf-bpe", gguf, tokenizer_corpus_path(), "--save-json", hf_json});
+  ASSERT_FALSE(ref.is_null());
+
+  BpeVocab vocab = smollm2_vocab(gguf);
+  EXPECT_EQ(vocab.pre_tokenizer, "smollm");
+  auto tok = make_bpe_tokenizer(vocab);
+  EXPECT_EQ(tok->vocab_size(), 49152);
+  EXPECT_EQ(tok->special_id("<|im_start|>"), 1);
+  EXPECT_EQ(tok->eos_id(), 2);
+  expect_tokenizer_parity(*tok, ref, corpus, true, "SmolLM2 GGUF");
+  // The reference's reference output, decoded by the Python side, is the original text too.
+  for (size_t i = 0; i < corpus.size(); ++i) EXPECT_EQ(ref["decoded"][i].get<std::string>(), corpus[i]);
+
+  // The tokenizer.json the Python library wrote loads here and tokenizes the same.
+  auto from_hf_json = load_tokenizer_json(hf_json);
+  expect_tokenizer_parity(*from_hf_json, ref, corpus, true, "SmolLM2 HF-written tokenizer.json");
+
+  // Our tokenizer.json of the same vocabulary loads in Python and tokenizes the same there.
+  const std::string ours = dir.file("ours.json");
+  write_tokenizer_json(vocab, ours);
+  const auto ref_ours = run_tokenizer_ref({"load-json", ours, tokenizer_corpus_path()});
+  ASSERT_FALSE(ref_ours.is_null());
+  EXPECT_EQ(ref_ours["ids"], ref["ids"]);
+  // And reads back to the same vocabulary.
+  const BpeVocab back = read_tokenizer_json_vocab(ours);
+  EXPECT_EQ(back.tokens, vocab.tokens);
+  EXPECT_EQ(back.merges, vocab.merges);
+  EXPECT_EQ(back.types, vocab.types);
+  EXPECT_EQ(back.pre_tokenizer, "smollm");
+}
+
+class SyntheticBpeParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SyntheticBpeParity, MatchesHfTokenizersWithTheSamePreTokenizer) {
+  const std::string preset = GetParam();
+  const auto corpus = tokenizer_corpus();
+  BpeVocab vocab = make_synthetic_bpe_vocab(1024, 7);
+  vocab.pre_tokenizer = preset;
+  testing::TempDir dir;
+  const std::string path = dir.file("tokenizer.json");
+  write_tokenizer_json(vocab, path);
+
+  // Python builds its tokenizer from our vocab/merges with its own pre-tokenizer configuration.
+  const auto ref = run_tokenizer_ref({"bpe-config", path, preset, tokenizer_corpus_path()});
+  ASSERT_FALSE(ref.is_null());
+  auto direct = make_bpe_tokenizer(vocab);
+  expect_tokenizer_parity(*direct, ref, corpus, true, preset + " synthetic (factory)");
+  auto loaded = load_tokenizer_json(path);
+  expect_tokenizer_parity(*loaded, ref, corpus, true, preset + " synthetic (tokenizer.json)");
+  // The written file itself loads in Python with the same result.
+  const auto ref_file = run_tokenizer_ref({"load-json", path, tokenizer_corpus_path()});
+  ASSERT_FALSE(ref_file.is_null());
+  EXPECT_EQ(ref_file["ids"], ref["ids"]) << preset;
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, SyntheticBpeParity, ::testing::Values("gpt2", "smollm", "llama-bpe", "qwen2"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(TokenizerParity, HfFileWithBosTemplateAndAddedTokenBeyondVocab) {
+  const auto corpus = tokenizer_corpus();
+  BpeVocab vocab = make_synthetic_bpe_vocab(1024, 11);
+  vocab.pre_tokenizer = "llama-bpe";
+  testing::TempDir dir;
+  write_tokenizer_json(vocab, dir.file("ours.json"));
+  const std::string hf = dir.file("tokenizer.json");
+  const auto ref = run_tokenizer_ref({"bpe-config", dir.file("ours.json"), "llama3", tokenizer_corpus_path(), "--save-json", hf});
+  ASSERT_FALSE(ref.is_null());
+  auto tok = load_tokenizer_json(hf);
+  EXPECT_EQ(tok->vocab_size(), 1025);
+  EXPECT_EQ(tok->special_id("<|eot_id|>"), 1024);
+  EXPECT_EQ(tok->bos_id(), 1);
+  EXPECT_EQ(tok->encode("x", true).front(), 1);
+  const auto stops = tok->stop_ids();
+  EXPECT_NE(std::find(stops.begin(), stops.end(), 1024), stops.end());
+  expect_tokenizer_parity(*tok, ref, corpus, true, "HF llama3-like tokenizer.json");
+  // Its pre-tokenizer is the named llama-bpe configuration, so the vocabulary reader accepts it.
+  const BpeVocab back = read_tokenizer_json_vocab(hf);
+  EXPECT_EQ(back.pre_tokenizer, "llama-bpe");
+  EXPECT_TRUE(back.add_bos);
+}
+
+TEST(TokenizerParity, SentencePieceModelAndScoredBpeMatchSentencePiece) {
+  const auto corpus = tokenizer_corpus();
+  testing::TempDir dir;
+  const std::string prefix = dir.file("spm");
+  ASSERT_FALSE(run_tokenizer_ref({"spm-train", tokenizer_corpus_path(), prefix, "800"}).is_null());
+  const std::string model = prefix + ".model";
+  const auto ref = run_tokenizer_ref({"spm", model, tokenizer_corpus_path()});
+  ASSERT_FALSE(ref.is_null());
+
+  // 1. libsentencepiece on the .model file (special strings stay text, as in Python).
+  auto sp = load_sentencepiece_model(model);
+  EXPECT_EQ(sp->kind(), "sentencepiece");
+  expect_tokenizer_parity(*sp, ref, corpus, false, "sentencepiece .model");
+  auto dispatched = load_tokenizer_file(model);
+  EXPECT_EQ(dispatched->kind(), "sentencepiece");
+
+  // 2. Our scored BPE on the model's pieces/scores/types.
+  SpmVocab v;
+  v.pieces = ref["pieces"].get<std::vector<std::string>>();
+  v.scores = ref["scores"].get<std::vector<float>>();
+  for (int t : ref["types"].get<std::vector<int>>()) v.types.push_back(static_cast<TokenType>(t));
+  v.bos_id = ref["bos_id"].get<int32_t>();
+  v.eos_id = ref["eos_id"].get<int32_t>();
+  v.unk_id = ref["unk_id"].get<int32_t>();
+  auto spm = make_spm_tokenizer(v);
+  EXPECT_EQ(spm->kind(), "spm");
+  expect_tokenizer_parity(*spm, ref, corpus, false, "scored SPM BPE");
+
+  // 3. llama2.c tokenizer.bin: round trip, and the same ids through the file.
+  const std::string bin = dir.file("tokenizer.bin");
+  write_tokenizer_bin(v, bin);
+  const SpmVocab back = read_tokenizer_bin(bin);
+  EXPECT_EQ(back.pieces, v.pieces);
+  EXPECT_EQ(back.scores, v.scores);
+  EXPECT_EQ(back.types, v.types);
+  auto llama2c = load_tokenizer_file(bin);
+  EXPECT_EQ(llama2c->kind(), "llama2c");
+  expect_tokenizer_parity(*llama2c, ref, corpus, false, "llama2.c tokenizer.bin");
+}
+
+}  // namespace
+}  // namespace genai
