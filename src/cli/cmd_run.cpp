@@ -1,4 +1,5 @@
 // `genai run`: generate text with the float reference forward of a checkpoint (no compilation).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -9,23 +10,58 @@
 #include "llm/generation.h"
 #include "llm/generation_report.h"
 #include "llm/graph_decoder.h"
+#include "options/cli_options.h"
+#include "options/validate.h"
 #include "llm/reference_session.h"
 #include "model/model.h"
 
 namespace genai::cli {
 namespace {
 
+// The run command's view of the option table (src/options): what it reads and how.
 struct RunArgs {
-  std::string checkpoint, tokenizer_model, tokenizer_bin, system_prompt;
+  std::string checkpoint, tokenizer_path, system_prompt;
   std::vector<std::string> prompts;
-  int64_t max_new_tokens = 128;
+  int64_t max_new_tokens = 0;
   float temperature = 0.8f, top_p = 0.9f;
   uint64_t seed = 0;
   int threads = 0;
   bool json = false;
-  // Static-graph path (the graphs a target runs), executed by the float interpreter.
-  std::string model_mode;  // empty: the float reference forward
+  // Static-graph path (the graphs a target runs), executed by the float interpreter; empty: the
+  // float reference forward.
+  std::string model_mode;
   int64_t max_context_len = 0, prefill_ar_len = 32;
+
+  static RunArgs from(const options::OptionValues& v) {
+    options::validate(v);
+    RunArgs a;
+    if (!v.has_value("checkpoint")) throw_input_error("genai run needs --checkpoint (GGUF file, Hugging Face folder or llama2.c .bin)");
+    if (!v.has_value("prompt")) throw_input_error("genai run needs --prompt");
+    if (v.has_value("tokenizer_model") && v.has_value("tokenizer_bin"))
+      throw_input_error("--tokenizer_model and --tokenizer_bin exclude each other");
+    a.checkpoint = v.get_string("checkpoint");
+    a.tokenizer_path = v.get_optional_string("tokenizer_model").value_or(v.get_optional_string("tokenizer_bin").value_or(""));
+    a.prompts = v.get_list("prompt");
+    a.system_prompt = v.get_string("system_prompt");
+    // Without --max_new_tokens a turn may generate up to --max_seq_len tokens (upstream's seq_len
+    // bound); the context length stops it earlier when full.
+    a.max_new_tokens = v.get_optional_int("max_new_tokens").value_or(v.get_int("max_seq_len"));
+    if (v.was_set("model_mode") && !v.was_set("max_seq_len"))
+      a.max_new_tokens = std::min(a.max_new_tokens, options::effective_max_context_len(v));
+    a.temperature = static_cast<float>(v.get_float("temperature"));
+    a.top_p = static_cast<float>(v.get_float("top_p"));
+    a.seed = static_cast<uint64_t>(v.get_optional_int("seed").value_or(0));
+    a.threads = static_cast<int>(v.get_int("threads"));
+    a.json = v.get_flag("json");
+    if (v.was_set("model_mode")) {
+      a.model_mode = v.get_string("model_mode");
+      a.max_context_len = options::effective_max_context_len(v);
+      a.prefill_ar_len = v.get_int("prefill_ar_len");
+    } else if (v.was_set("max_context_len") || v.was_set("prefill_ar_len")) {
+      throw_input_error("--max_context_len and --prefill_ar_len shape the static graphs: give --model_mode kv|hybrid too");
+    }
+    return a;
+  }
 };
 
 int run(const RunArgs& a) {
@@ -40,7 +76,7 @@ int run(const RunArgs& a) {
 
   const auto t0 = std::chrono::steady_clock::now();
   LoadOptions load;
-  load.tokenizer_path = !a.tokenizer_model.empty() ? a.tokenizer_model : a.tokenizer_bin;
+  load.tokenizer_path = a.tokenizer_path;
   const auto model_ptr = std::make_shared<const Model>(load_model(a.checkpoint, load));
   const Model& model = *model_ptr;
   if (!model.tokenizer)
@@ -82,33 +118,11 @@ int run(const RunArgs& a) {
 }
 
 const CommandRegistration kRegistration{
-    "run", "Generate text with the float reference forward of a checkpoint", [](CLI::App& sub) -> CommandAction {
-      auto a = std::make_shared<RunArgs>();
-      sub.add_option("--checkpoint", a->checkpoint, "Model checkpoint: GGUF file, Hugging Face folder or llama2.c .bin")
-          ->required();
-      auto* tm = sub.add_option("--tokenizer_model,--tokenizer-model", a->tokenizer_model,
-                                "Tokenizer file (tokenizer.json, sentencepiece .model); default: from the checkpoint");
-      auto* tb = sub.add_option("--tokenizer_bin,--tokenizer-bin", a->tokenizer_bin, "llama2.c tokenizer.bin");
-      tm->excludes(tb);
-      tb->excludes(tm);
-      sub.add_option("--prompt", a->prompts, "User prompt; several values are the turns of one conversation")
-          ->required();
-      sub.add_option("--system_prompt,--system-prompt", a->system_prompt, "System prompt (instruct models)");
-      sub.add_option("--max_new_tokens,--max-new-tokens", a->max_new_tokens, "Most tokens generated per turn")
-          ->capture_default_str();
-      sub.add_option("--temperature", a->temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
-      sub.add_option("--top_p,--top-p", a->top_p, "Nucleus sampling mass in (0, 1]")->capture_default_str();
-      sub.add_option("--seed", a->seed, "Seed of the sampler's random numbers")->capture_default_str();
-      sub.add_option("--threads", a->threads, "Worker threads (default: all cores)");
-      sub.add_option("--model_mode,--model-mode", a->model_mode,
-                     "Run the static decoder graphs instead of the reference forward: kv | hybrid")
-          ->check(CLI::IsMember({"kv", "hybrid"}));
-      sub.add_option("--max_context_len,--max-context-len", a->max_context_len,
-                     "Context length CL of the static graphs (default: min(model max, 512))");
-      sub.add_option("--prefill_ar_len,--prefill-ar-len", a->prefill_ar_len, "Tokens per prefill_forward call (hybrid)")
-          ->capture_default_str();
-      sub.add_flag("--json", a->json, "Print one JSON object (text, tokens, stats) instead of streaming text");
-      return [a] { return run(*a); };
+    "run", "Generate text from a checkpoint: the float reference forward, or its static graphs (--model_mode)",
+    [](CLI::App& sub) -> CommandAction {
+      auto values = std::make_shared<options::OptionValues>(options::kRunScope);
+      options::add_options_to(sub, *values, options::kRunScope);
+      return [values] { return run(RunArgs::from(*values)); };
     }};
 
 }  // namespace

@@ -48,7 +48,10 @@ void validate(const OptionValues& v) {
   const int64_t max_seq_len = v.get_int("max_seq_len");
   const int64_t max_context_len = effective_max_context_len(v);
   const std::string& mode = v.get_string("model_mode");
-  if (!v.has_value("use_attention_sink") && max_context_len < max_seq_len) {
+  // The runner (genai run) clamps seq_len to the context as upstream's C++ runner does, so the
+  // export-time rule binds only when the user set both lengths explicitly there.
+  const bool runner_clamps = v.scope() == kRunScope && !v.was_set("max_seq_len");
+  if (!v.has_value("use_attention_sink") && max_context_len < max_seq_len && !runner_clamps) {
     throw_input_error("--max_context_len ({}) must be >= --max_seq_len ({}) unless --use_attention_sink is set",
                       max_context_len, max_seq_len);
   }

@@ -44,6 +44,37 @@ TEST_F(CliRunBench, RunJsonIsGreedyReproducibleAndComplete) {
   EXPECT_EQ(nlohmann::json::parse(b.out)["tokens"], j["tokens"]);
 }
 
+// The static-graph path (issue "Static decoder graphs", acceptance 3): the same text as the float
+// reference, in hybrid mode with prompts shorter and longer than AR-N, and in kv mode.
+TEST_F(CliRunBench, RunThroughStaticGraphsPrintsTheFloatText) {
+  const std::string long_prompt = "The quick brown fox jumps over the lazy dog while the cat sleeps by the warm fire";
+  for (const std::string& prompt : {std::string("Once upon a time"), long_prompt}) {
+    const std::vector<std::string> base{"run", "--checkpoint", model(), "--prompt", prompt, "--temperature", "0",
+                                        "--max_new_tokens", "12", "--json", "--threads", "1"};
+    const auto ref = run_genai(base);
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    const auto ref_json = nlohmann::json::parse(ref.out);
+    ASSERT_GT(ref_json["tokens"].size(), 0u);
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{"--model_mode", "hybrid", "--prefill_ar_len", "8", "--max_context_len", "96"},
+          std::vector<std::string>{"--model_mode", "kv", "--max_context_len", "96"}}) {
+      auto args = base;
+      args.insert(args.end(), extra.begin(), extra.end());
+      const auto g = run_genai(args);
+      ASSERT_EQ(g.exit_code, 0) << g.err;
+      const auto j = nlohmann::json::parse(g.out);
+      EXPECT_EQ(j["tokens"], ref_json["tokens"]) << extra[1] << " prompt: " << prompt;
+      EXPECT_EQ(j["text"], ref_json["text"]);
+    }
+  }
+}
+
+TEST_F(CliRunBench, GraphShapeOptionsWithoutModelModeAreRejected) {
+  const auto r = run_genai({"run", "--checkpoint", model(), "--prompt", "x", "--prefill_ar_len", "8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--model_mode"), std::string::npos) << r.err;
+}
+
 TEST_F(CliRunBench, RunStreamsTextWithoutJson) {
   const auto r = run_genai({"run", "--checkpoint", model(), "--prompt", "Hello", "--max_new_tokens", "4", "--seed", "9"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

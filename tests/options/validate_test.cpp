@@ -47,6 +47,16 @@ TEST(Validate, ContextAtLeastSeqLenWithoutAttentionSink) {
   EXPECT_EQ(violation(v), "");
 }
 
+// The runner clamps seq_len to the context (upstream's C++ runner does), so `genai run` with only
+// --max_context_len is valid; giving both lengths explicitly still applies the export-time rule.
+TEST(Validate, RunScopeClampsSeqLenToTheContextUnlessBothAreGiven) {
+  OptionValues run(kRunScope);
+  run.set("max_context_len", int64_t{256});
+  EXPECT_EQ(violation(run), "");
+  run.set("max_seq_len", int64_t{512});
+  EXPECT_NE(violation(run).find("--max_seq_len (512)"), std::string::npos);
+}
+
 TEST(Validate, HybridAndLookaheadNeedContextAtLeastPrefill) {
   for (const char* mode : {"hybrid", "lookahead"}) {
     OptionValues v;
