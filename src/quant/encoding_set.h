@@ -7,6 +7,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "graph/graph.h"
 #include "quant/encoding.h"
@@ -21,12 +24,22 @@ struct EncodingSet {
   bool is_float() const;  // fp16 recipe
 };
 
-// Per-tensor min/max seen during calibration.
+// Per-tensor min/max seen during calibration, and optionally a histogram of the values over
+// [min(lo, 0), max(hi, 0)] for the MSE range search.
 struct Range {
   float lo = 0.0f, hi = 0.0f;
   bool seen = false;
+  std::vector<double> histogram;  // empty unless calibrated with RangeMethod::kMse
   void add(const float* data, int64_t n);
+  void add_to_histogram(const float* data, int64_t n);
 };
+enum class RangeMethod { kMinMax, kMse };
+std::string_view range_method_name(RangeMethod m);  // "minmax", "mse"
+RangeMethod range_method_from_name(std::string_view name, std::string_view option = "--calib_range");
+// The clipping range [lo', hi'] (a shrink of [min(lo,0), max(hi,0)] by one factor) minimising
+// the expected squared error of a `levels`-step uniform quantizer over the histogram: clipped
+// values cost their distance to the edge, others step^2/12. Min/max when there is no histogram.
+std::pair<float, float> mse_range(const Range& r, int64_t levels);
 using RangeMap = std::map<std::string, Range>;
 
 // Values whose result only moves or regroups its operand's elements (reshape, transpose, slice,

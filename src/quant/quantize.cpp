@@ -57,7 +57,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   if (!o.recipe.is_float()) {
     const auto windows = calibration_windows(*model, co);
     log::info("calibrating {} on {} window(s) of {} tokens", o.recipe.name, windows.size(), co.context_len);
-    q.ranges = calibrate(*calib, windows);
+    q.ranges = calibrate(*calib, windows, co.range_method);
   }
   const auto source = std::make_shared<const EncodingSet>(derive_encodings(*calib, q.ranges, o.recipe));
   // kv_forward from the calibration graph, prefill_forward from kv_forward (as upstream).
@@ -83,7 +83,8 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
       md["get_logits_scale"] = static_cast<double>(logits.scale);
       md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
     }
-    q.bundles.emplace(bundle_name(name), pipeline::GraphBundle(q.graphs.at(name), example_inputs(g), md, io));
+    q.bundles.emplace(bundle_name(name), pipeline::GraphBundle(q.graphs.at(name), example_inputs(g), md, io, {}, {},
+                                                                        q.encodings.at(name)));
   }
   q.calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return q;

@@ -64,8 +64,17 @@ Recipe recipe_from_spelling(std::string_view spelling) {
     return r;
   }
   r.kv = r.base.act == QDType::kU8 ? QDType::kU8 : QDType::kU16;
-  if (qdtype_bits(r.base.weight) < 8) r.overrides.push_back({kEmbed, {r.base.act, QDType::kI8, 0}});
+  if (qdtype_bits(r.base.weight) < 8) {
+    r.overrides.push_back({kHead, {r.base.act, QDType::kI8, 0}});
+    r.overrides.push_back({kEmbed, {r.base.act, QDType::kI8, 0}});
+  }
   return r;
+}
+
+Recipe recipe_from_choice(const options::QuantRecipeChoice& choice) {
+  std::string spelling = options::quant_scheme_name(choice.scheme);
+  if (choice.scheme == options::QuantScheme::k16a4wBlock) spelling += fmt::format(":{}", choice.block_size.value_or(32));
+  return recipe_from_spelling(spelling);
 }
 
 Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim) {

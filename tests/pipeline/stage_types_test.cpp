@@ -7,12 +7,18 @@
 #include "pipeline/graph_bundle.h"
 #include "pipeline/stage_configs.h"
 #include "pipeline/stage_names.h"
+#include "quant/encoding_set.h"
 #include "target/qnn_spec_builder.h"
 
 namespace genai::pipeline {
 namespace {
 
 std::shared_ptr<const graph::Graph> a_graph() { return std::make_shared<graph::Graph>("kv_forward", nullptr); }
+std::shared_ptr<const quant::EncodingSet> some_encodings() {
+  auto e = std::make_shared<quant::EncodingSet>();
+  e->recipe = "16a8w";
+  return e;
+}
 
 std::vector<InputSpec> decode_inputs() {
   return {{"tokens", DType::kI32, {1, 1}}, {"atten_mask", DType::kF32, {1, 1, 1, 128}}, {"input_pos", DType::kI32, {1, 1}}};
@@ -70,7 +76,9 @@ TEST(Exceptions, StageErrorFormatsAndKeepsCauseCode) {
 TEST(GraphBundle, HoldsEverything) {
   QuantIoDtypes io{{{"atten_mask", DType::kU16}}, {{"logits", DType::kU16}}};
   Metadata meta{{"get_max_seq_len", int64_t{128}}, {"get_logits_scale", 0.25}, {"get_use_kv_cache", true}};
-  GraphBundle b(a_graph(), decode_inputs(), meta, io, {{ArtifactKey::kVisionEncoder, {"img.png"}}});
+  GraphBundle b(a_graph(), decode_inputs(), meta, io, {{ArtifactKey::kVisionEncoder, {"img.png"}}}, {},
+                some_encodings());
+  EXPECT_EQ(b.encodings()->recipe, "16a8w");
   EXPECT_TRUE(b.quantized());
   EXPECT_EQ(b.example_inputs().size(), 3u);
   EXPECT_EQ(std::get<int64_t>(b.metadata().at("get_max_seq_len")), 128);
@@ -84,10 +92,18 @@ TEST(GraphBundle, HoldsEverything) {
 
 TEST(GraphBundle, ChecksOnConstruction) {
   EXPECT_THROW(GraphBundle(nullptr, decode_inputs(), {}, std::nullopt), Failure);
-  EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {}, QuantIoDtypes{{{"tokens", DType::kI32}}, {}}), Failure);
-  EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {}, QuantIoDtypes{{}, {{"logits", DType::kU16}}}), Failure);
+  const QuantIoDtypes complete{{{"tokens", DType::kI32}}, {{"logits", DType::kU16}}};
+  EXPECT_NO_THROW(GraphBundle(a_graph(), decode_inputs(), {}, complete, {}, {}, some_encodings()));
+  EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {}, complete), Failure);  // quantized without encodings
+  EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {}, QuantIoDtypes{{{"tokens", DType::kI32}}, {}}, {}, {},
+                           some_encodings()),
+               Failure);
+  EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {}, QuantIoDtypes{{}, {{"logits", DType::kU16}}}, {}, {},
+                           some_encodings()),
+               Failure);
   EXPECT_THROW(GraphBundle(a_graph(), decode_inputs(), {},
-                           QuantIoDtypes{{{"k_cache_0", DType::kU8}}, {{"logits", DType::kU16}}}),
+                           QuantIoDtypes{{{"k_cache_9", DType::kU8}}, {{"logits", DType::kU16}}}, {}, {},
+                           some_encodings()),
                Failure);
   auto dup = decode_inputs();
   dup.push_back(dup.front());

@@ -1,0 +1,160 @@
+// `genai eval`: how much accuracy a quantization recipe costs. Quantizes the checkpoint (or reads
+// a decode_qdq.json written by the quantization stage) and compares the QDQ decode graph with the
+// float decode graph over a text: logits SQNR, per-tensor SQNR (worst first), perplexity, and
+// greedy agreement.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "quant/evaluate.h"
+#include "quant/quantize.h"
+
+namespace genai::cli {
+namespace {
+
+struct EvalArgs {
+  std::string checkpoint, tokenizer_model, calib_range = "minmax", quant_recipe, eval_text, qdq, artifact;
+  std::vector<std::string> overrides, calib_samples, eval_methods;
+  int64_t max_context_len = 256, calib_len = 128, calib_max_windows = 2, gen_tokens = 32, table_rows = 15;
+  int threads = 0;
+  bool json = false;
+};
+
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
+
+std::string read_text(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw_input_error("--eval_text: cannot open {}", path);
+  std::string s;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+int run(const EvalArgs& a) {
+  if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
+  if (a.max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", a.max_context_len);
+  quant::EvalOptions eo;
+  eo.max_context_len = a.max_context_len;
+  eo.gen_tokens = a.gen_tokens;
+  if (!a.eval_methods.empty()) {
+    eo.sqnr_eval = eo.prompt_eval = false;
+    for (const auto& m : a.eval_methods) {
+      if (m == "sqnr_eval") eo.sqnr_eval = true;
+      else if (m == "prompt_eval") eo.prompt_eval = true;
+      else throw_input_error("--eval_methods: unknown method '{}' (valid: sqnr_eval, prompt_eval)", m);
+    }
+  }
+  if (!a.eval_text.empty()) eo.text = read_text(a.eval_text);
+
+  LoadOptions load;
+  load.tokenizer_path = a.tokenizer_model;
+  const auto model = std::make_shared<const Model>(load_model(a.checkpoint, load));
+  std::shared_ptr<const quant::EncodingSet> encodings;
+  double quantize_seconds = 0.0;
+  if (!a.qdq.empty()) {
+    if (!a.quant_recipe.empty() || !a.overrides.empty())
+      throw_input_error("--qdq reads the recipe's encodings from the file; do not pass --quant_recipe/--quant_override");
+    encodings = std::make_shared<const quant::EncodingSet>(quant::load_encodings(a.qdq));
+  } else {
+    quant::QuantizeOptions qo;
+    qo.mode = graph::ModelMode::kKv;
+    qo.max_context_len = a.max_context_len;
+    qo.recipe = a.quant_recipe.empty()
+                    ? quant::default_recipe(model->config.name, model->config.n_layers, model->config.dim)
+                    : quant::recipe_from_spelling(a.quant_recipe);
+    for (const auto& o : a.overrides) quant::add_override(qo.recipe, o);
+    qo.calibration.context_len = a.calib_len;
+    qo.calibration.max_windows = a.calib_max_windows;
+    qo.calibration.range_method = quant::range_method_from_name(a.calib_range);
+    for (const auto& f : a.calib_samples) qo.calibration.sample_files.emplace_back(f);
+    const auto t0 = std::chrono::steady_clock::now();
+    const quant::QuantizedModel q = quant::quantize_model(model, qo);
+    quantize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log::info("quantized with {} in {:.1f} s", qo.recipe.name, quantize_seconds);
+    encodings = q.encodings.at(std::string(graph::kKvForward));
+    if (!a.artifact.empty()) log::info("wrote {}", quant::write_decode_qdq(q, a.artifact).string());
+  }
+  const quant::EvalReport r = quant::evaluate_quantization(model, encodings, eo);
+
+  if (a.json) {
+    nlohmann::json j;
+    j["recipe"] = r.recipe;
+    j["eval_tokens"] = r.eval_tokens;
+    if (eo.sqnr_eval) {
+      j["sqnr_db"] = number(r.sqnr_db);
+      nlohmann::json layers = nlohmann::json::array();
+      for (const auto& t : r.per_layer) layers.push_back({{"name", t.name}, {"sqnr_db", number(t.sqnr_db)}});
+      j["per_layer"] = layers;
+      j["perplexity"] = {{"float", r.perplexity_float}, {"quantized", r.perplexity_quantized}};
+      j["top1_agreement"] = {{"tokens", r.eval_tokens}, {"agreed", r.top1_agreed}};
+    }
+    if (eo.prompt_eval)
+      j["greedy_agreement"] = {
+          {"tokens", r.greedy_tokens}, {"agreed", r.greedy_agreed}, {"common_prefix", r.greedy_common_prefix}};
+    j["quantize_seconds"] = quantize_seconds;
+    j["eval_seconds"] = r.seconds;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("recipe: %s\n", r.recipe.c_str());
+  if (eo.sqnr_eval) {
+    std::printf("logits SQNR: %.2f dB over %lld tokens\n", r.sqnr_db, static_cast<long long>(r.eval_tokens));
+    std::printf("perplexity: float %.3f, quantized %.3f (delta %+.3f)\n", r.perplexity_float, r.perplexity_quantized,
+                r.perplexity_quantized - r.perplexity_float);
+    std::printf("top-1 agreement (teacher-forced): %lld / %lld\n", static_cast<long long>(r.top1_agreed),
+                static_cast<long long>(r.eval_tokens));
+    std::printf("worst tensors (SQNR dB):\n");
+    for (size_t i = 0; i < r.per_layer.size() && static_cast<int64_t>(i) < a.table_rows; ++i)
+      std::printf("  %8.2f  %s\n", r.per_layer[i].sqnr_db, r.per_layer[i].name.c_str());
+  }
+  if (eo.prompt_eval)
+    std::printf("greedy agreement: %lld / %lld tokens (common prefix %lld)\n", static_cast<long long>(r.greedy_agreed),
+                static_cast<long long>(r.greedy_tokens), static_cast<long long>(r.greedy_common_prefix));
+  if (quantize_seconds > 0) std::printf("quantize time: %.1f s, eval time: %.1f s\n", quantize_seconds, r.seconds);
+  return 0;
+}
+
+const CommandRegistration kRegistration{
+    "eval", "Measure the accuracy cost of a quantization recipe (SQNR, perplexity, greedy agreement)",
+    [](CLI::App& sub) -> CommandAction {
+      auto a = std::make_shared<EvalArgs>();
+      sub.add_option("--checkpoint", a->checkpoint, "Model checkpoint: GGUF file, Hugging Face folder or llama2.c .bin")
+          ->required();
+      sub.add_option("--tokenizer_model,--tokenizer-model", a->tokenizer_model, "Tokenizer file (default: from the checkpoint)");
+      sub.add_option("--quant_recipe,--quant-recipe", a->quant_recipe,
+                     "16a16w, 16a8w, 16a4w, 16a4w_block[:16|32|64], 8a8w, 8a4w, fp16 (default: the model's recipe)");
+      sub.add_option("--quant_override,--quant-override", a->overrides,
+                     "Per-layer override REGEX=RECIPE on tensor names, e.g. 'lm_head\\.out=16a8w' (repeatable)");
+      sub.add_option("--eval_text,--eval-text", a->eval_text, "Text file to evaluate on (default: an embedded paragraph)");
+      sub.add_option("--eval_methods,--eval-methods", a->eval_methods, "sqnr_eval and/or prompt_eval (default: both)");
+      sub.add_option("--max_context_len,--max-context-len", a->max_context_len, "Context of the decode graph")
+          ->capture_default_str();
+      sub.add_option("--calib_samples,--calib-samples", a->calib_samples,
+                     "Calibration text: JSON lists of strings or plain text files (default: sampled from the model)");
+      sub.add_option("--calib_len,--calib-len", a->calib_len, "Tokens per calibration window")->capture_default_str();
+      sub.add_option("--calib_max_windows,--calib-max-windows", a->calib_max_windows, "Most calibration windows")
+          ->capture_default_str();
+      sub.add_option("--calib_range,--calib-range", a->calib_range, "Activation range setting: minmax or mse")
+          ->capture_default_str();
+      sub.add_option("--gen_tokens,--gen-tokens", a->gen_tokens, "Tokens generated for the greedy agreement")
+          ->capture_default_str();
+      sub.add_option("--qdq", a->qdq, "Read encodings from a decode_qdq.json instead of quantizing");
+      sub.add_option("--artifact", a->artifact, "Write decode_qdq.json/.bin into this directory");
+      sub.add_option("--threads", a->threads, "Worker threads (default: all cores)");
+      sub.add_flag("--json", a->json, "Print one JSON object");
+      return [a] { return run(*a); };
+    }};
+
+}  // namespace
+}  // namespace genai::cli
