@@ -20,7 +20,7 @@ for bin in "$build"/fuzz/fuzz_*; do
   if ! (cd "$work" && "$bin" -max_total_time="$secs" -rss_limit_mb=4096 -print_final_stats=1 "$work" "${seeds[@]}" > "$work/log" 2>&1); then
     echo "fuzz_$name FAILED"; tail -50 "$work/log"; status=1
   else
-    grep -E "stat::number_of_executed_runs" "$work/log" || true
+    grep -E "^Done [0-9]+ runs" "$work/log" || true
   fi
   rm -rf "$work"
 done

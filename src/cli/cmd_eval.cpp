@@ -26,6 +26,7 @@ struct EvalArgs {
   int64_t max_context_len = 256, calib_len = 128, calib_max_windows = 2, gen_tokens = 32, table_rows = 15;
   int threads = 0;
   bool json = false;
+  bool use_fp16 = false;  // -F/--use_fp16: upstream's spelling of the fp16 recipe
 };
 
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
@@ -41,7 +42,12 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
-int run(const EvalArgs& a) {
+int run(EvalArgs a) {
+  if (a.use_fp16) {
+    if (!a.quant_recipe.empty() && a.quant_recipe != "fp16")
+      throw_input_error("-F/--use_fp16 selects the fp16 recipe; it contradicts --quant_recipe {}", a.quant_recipe);
+    a.quant_recipe = "fp16";
+  }
   if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
   if (a.max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", a.max_context_len);
   quant::EvalOptions eo;
@@ -136,6 +142,7 @@ const CommandRegistration kRegistration{
                      "16a16w, 16a8w, 16a4w, 16a4w_block[:16|32|64], 8a8w, 8a4w, fp16 (default: the model's recipe)");
       sub.add_option("--quant_override,--quant-override", a->overrides,
                      "Per-layer override REGEX=RECIPE on tensor names, e.g. 'lm_head\\.out=16a8w' (repeatable)");
+      sub.add_flag("-F,--use_fp16,--use-fp16", a->use_fp16, "fp16 instead of a quantization recipe (= --quant_recipe fp16)");
       sub.add_option("--eval_text,--eval-text", a->eval_text, "Text file to evaluate on (default: an embedded paragraph)");
       sub.add_option("--eval_methods,--eval-methods", a->eval_methods, "sqnr_eval and/or prompt_eval (default: both)");
       sub.add_option("--max_context_len,--max-context-len", a->max_context_len, "Context of the decode graph")
@@ -150,7 +157,7 @@ const CommandRegistration kRegistration{
       sub.add_option("--gen_tokens,--gen-tokens", a->gen_tokens, "Tokens generated for the greedy agreement")
           ->capture_default_str();
       sub.add_option("--qdq", a->qdq, "Read encodings from a decode_qdq.json instead of quantizing");
-      sub.add_option("--artifact", a->artifact, "Write decode_qdq.json/.bin into this directory");
+      sub.add_option("-a,--artifact", a->artifact, "Write decode_qdq.json/.bin into this directory");
       sub.add_option("--threads", a->threads, "Worker threads (default: all cores)");
       sub.add_flag("--json", a->json, "Print one JSON object");
       return [a] { return run(*a); };

@@ -51,6 +51,14 @@ TEST_F(CmdEval, JsonReportAndQdqFileAgree) {
   const auto o = nlohmann::json::parse(only.out);
   EXPECT_FALSE(o.contains("sqnr_db"));
   EXPECT_EQ(o["greedy_agreement"]["agreed"], 4);  // fp16 does not change greedy tokens on this model
+  // -F/--use_fp16 is upstream's spelling of the same recipe.
+  const auto f = run_genai({"eval", "--checkpoint", checkpoint_, "-F", "--max_context_len", "32", "--eval_methods",
+                            "prompt_eval", "--gen_tokens", "4", "--json"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["greedy_agreement"], o["greedy_agreement"]);
+  const auto clash = run_genai({"eval", "--checkpoint", checkpoint_, "-F", "--quant_recipe", "16a8w"});
+  EXPECT_EQ(clash.exit_code, 2);
+  EXPECT_NE(clash.err.find("--use_fp16"), std::string::npos) << clash.err;
 }
 
 TEST_F(CmdEval, BadInputIsExitCode2) {
