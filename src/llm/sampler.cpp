@@ -13,42 +13,6 @@ void SamplerConfig::validate() const {
   if (!(top_p > 0.0f && top_p <= 1.0f)) throw_input_error("--top_p must be in (0, 1], got {}", top_p);
 }
 
-namespace {
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-}  // namespace
-
-Xoshiro256::Xoshiro256(uint64_t seed) {
-  for (uint64_t& s : s_) s = splitmix64(seed);
-}
-
-Xoshiro256 Xoshiro256::from_state(uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3) {
-  Xoshiro256 r(0);
-  r.s_[0] = s0;
-  r.s_[1] = s1;
-  r.s_[2] = s2;
-  r.s_[3] = s3;
-  return r;
-}
-
-uint64_t Xoshiro256::next() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Xoshiro256::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 int32_t argmax(std::span<const float> logits) {
   if (logits.empty()) throw_failure("internal: argmax of empty logits");

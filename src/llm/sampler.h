@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "core/random.h"
 #include <span>
 #include <utility>
 #include <vector>
@@ -18,20 +20,6 @@ struct SamplerConfig {
   void validate() const;
 };
 
-// xoshiro256** 1.0 (Blackman & Vigna), state seeded from one 64-bit value by splitmix64 as its
-// authors recommend. Small, fast, and its output sequence is fixed by the algorithm.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(uint64_t seed);
-  // Raw state (not all zero), for checking against the reference implementation.
-  static Xoshiro256 from_state(uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3);
-  uint64_t next();
-  // Uniform in [0, 1) with 53 random bits.
-  double uniform();
-
- private:
-  uint64_t s_[4];
-};
 
 // Index of the largest logit; the lowest index wins ties.
 int32_t argmax(std::span<const float> logits);

@@ -3,48 +3,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/random.h"
 #include "tokenizer/synthetic_vocab.h"
 
 namespace genai {
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// xoshiro256** seeded through splitmix64, as its authors recommend.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(uint64_t seed) {
-    for (auto& w : s_) w = splitmix64(seed);
-  }
-  uint64_t next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-  // Approximately standard normal: four 32-bit uniforms summed, centred, scaled to unit variance.
-  float normal() {
-    const uint64_t a = next(), b = next();
-    constexpr double kInv = 1.0 / 4294967296.0;
-    const double sum = static_cast<double>(a & 0xffffffffu) * kInv + static_cast<double>(a >> 32) * kInv +
-                       static_cast<double>(b & 0xffffffffu) * kInv + static_cast<double>(b >> 32) * kInv;
-    return static_cast<float>((sum - 2.0) * 1.7320508075688772);  // var of the sum is 4/12
-  }
-
- private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -117,7 +80,7 @@ Tensor synth_tensor(const WeightSpec& spec, uint64_t seed) {
   float* p = t.mutable_data<float>();
   const int64_t n = t.numel();
   const bool norm = ends_with(spec.name, "norm.weight");
-  for (int64_t i = 0; i < n; ++i) p[i] = (norm ? 1.0f : 0.0f) + 0.02f * rng.normal();
+  for (int64_t i = 0; i < n; ++i) p[i] = (norm ? 1.0f : 0.0f) + 0.02f * rng.approx_normal();
   return t;
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/model.h"
+#include "support/random_model.h"
 
 namespace genai::graph_testing {
 
@@ -46,37 +47,8 @@ inline std::shared_ptr<const Model> random_model(const RandomModelSpec& s = {}) 
   c.name = "graph-test-model";
   c.validate("random model");
 
-  std::mt19937 rng(s.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Weights& w = m->weights;
-  w.set_source("random graph-test weights");
-  auto add = [&](const std::string& name, Shape shape, float scale, float offset = 0.0f) {
-    Tensor t = Tensor::zeros(DType::kF32, shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = offset + scale * normal(rng);
-    w.add(name, std::move(t));
-  };
-  namespace wn = weight_names;
-  const int64_t q_dim = c.n_heads * c.head_dim, kv_dim = c.n_kv_heads * c.head_dim;
-  const float in_scale = 1.5f / std::sqrt(static_cast<float>(c.dim));
-  add(wn::embed_tokens(), {c.vocab_size, c.dim}, 1.0f);
-  for (int64_t i = 0; i < c.n_layers; ++i) {
-    add(wn::layer(i, "input_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
-    add(wn::layer(i, "post_attention_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
-    add(wn::layer(i, "self_attn.q_proj.weight"), {q_dim, c.dim}, in_scale);
-    add(wn::layer(i, "self_attn.k_proj.weight"), {kv_dim, c.dim}, in_scale);
-    add(wn::layer(i, "self_attn.v_proj.weight"), {kv_dim, c.dim}, in_scale);
-    add(wn::layer(i, "self_attn.o_proj.weight"), {c.dim, q_dim}, 1.5f / std::sqrt(static_cast<float>(q_dim)));
-    if (c.qkv_bias) {
-      add(wn::layer(i, "self_attn.q_proj.bias"), {q_dim}, 0.3f);
-      add(wn::layer(i, "self_attn.k_proj.bias"), {kv_dim}, 0.3f);
-      add(wn::layer(i, "self_attn.v_proj.bias"), {kv_dim}, 0.3f);
-    }
-    add(wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}, in_scale);
-    add(wn::layer(i, "mlp.up_proj.weight"), {c.ffn_dim, c.dim}, in_scale);
-    add(wn::layer(i, "mlp.down_proj.weight"), {c.dim, c.ffn_dim}, 1.5f / std::sqrt(static_cast<float>(c.ffn_dim)));
-  }
-  add(wn::final_norm(), {c.dim}, 0.2f, 1.0f);
-  if (!c.tied_embeddings) add(wn::lm_head(), {c.vocab_size, c.dim}, 1.0f / std::sqrt(static_cast<float>(c.dim)));
+  m->weights = testing::random_weights(c, s.seed);
+  m->weights.set_source("random graph-test weights");
   return m;
 }
 

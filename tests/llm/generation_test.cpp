@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "llm/generation_report.h"
 #include "llm/reference_session.h"
-#include "reference/random_model.h"
+#include "support/random_model.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/factory.h"
 

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "reference/random_model.h"
+#include "support/random_model.h"
 
 namespace genai {
 namespace {
