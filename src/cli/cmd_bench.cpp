@@ -1,29 +1,118 @@
-// `genai bench`: prefill and decode tokens/s of the float reference, as llama-bench rows.
+// `genai bench`: prefill and decode tokens/s as llama-bench's pp/tg rows, for the compiled programs
+// of an artifact dir (-a) or for a checkpoint's float reference (--checkpoint). Compiled programs
+// also get the time to first token of a 128-token prompt and the peak memory.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/register_builtin.h"
 #include "cli/command.h"
+#include "core/error.h"
 #include "core/log.h"
+#include "core/random.h"
 #include "core/thread_pool.h"
+#include "llm/compiled_session.h"
+#include "llm/generation_stats.h"
 #include "llm/reference_session.h"
+#include "llm/sampler.h"
 #include "llm/throughput_bench.h"
 #include "model/model.h"
+#include "runtime/artifact_dir.h"
 
 namespace genai::cli {
 namespace {
 
 struct BenchArgs {
-  std::string checkpoint;
+  std::string checkpoint, artifact;
   int64_t pp = 128, tg = 128;
   int reps = 3;
   int threads = 0;
   bool json = false;
 };
 
+// Time to first token: a prompt of `n` random tokens from an empty cache through to the sampled
+// first token (greedy), the median of `reps` runs after one warm-up.
+double time_to_first_token_ms(DecoderSession& s, int64_t n, int reps) {
+  Xoshiro256 rng(7);
+  std::vector<int32_t> prompt(static_cast<size_t>(n));
+  for (auto& t : prompt) t = static_cast<int32_t>(rng.next() % static_cast<uint64_t>(s.vocab_size()));
+  std::vector<double> ms;
+  for (int r = 0; r <= reps; ++r) {
+    s.reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    const int32_t first = argmax(s.forward(prompt));
+    const double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) ms.push_back(dt);  // r == 0 warms up
+    (void)first;
+  }
+  s.reset();
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+int bench_compiled(const BenchArgs& a) {
+  backends::register_builtin_backends();
+  const auto t0 = std::chrono::steady_clock::now();
+  const runtime::ArtifactDir dir = runtime::open_artifact_dir(a.artifact);
+  CompiledSessionInfo info;
+  const auto session = make_compiled_session(dir, &info);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  BenchModelInfo model;
+  for (const auto& [key, path] : dir.artifacts) model.size_bytes += std::filesystem::file_size(path);
+  if (auto p = dir.manifest.find("params"); p != dir.manifest.end() && p->is_number_unsigned()) model.params = p->get<uint64_t>();
+  std::string recipe = "program";
+  if (auto o = dir.manifest.find("options"); o != dir.manifest.end() && o->is_object()) {
+    if (o->value("use_fp16", false))
+      recipe = "fp16";
+    else if (auto r = o->find("quant_recipe"); r != o->end() && r->is_string())
+      recipe = r->get<std::string>();
+  }
+  model.model = fmt::format("{} {} KV {}", dir.dir.filename().string(), recipe, info.kv_io_dtype);
+  model.backend = fmt::format("{} {} (host runtime)", dir.backend.empty() ? "?" : dir.backend, dir.soc_model);
+  model.threads = ThreadPool::global().threads();
+  log::info("benchmarking {}: context {}, prefill AR {}; pp{} tg{} x {} reps on {} threads (loaded in {:.0f} ms)",
+            dir.dir.string(), info.max_context_len, info.prefill_ar_len, a.pp, a.tg, a.reps, model.threads, load_ms);
+
+  const auto results = run_throughput(*session, ThroughputConfig{a.pp, a.tg, a.reps, 1});
+  const int64_t ttft_tokens = std::min<int64_t>(128, session->max_context());
+  const double ttft = time_to_first_token_ms(*session, ttft_tokens, a.reps);
+  const double rss = peak_rss_mb();
+  if (a.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : results)
+      rows.push_back({{"test", r.test}, {"tokens", r.tokens}, {"tok_s", r.tok_s}, {"mean", r.mean}, {"stddev", r.stddev}});
+    const nlohmann::json j{{"model", model.model},
+                           {"artifact", dir.dir.string()},
+                           {"size_bytes", model.size_bytes},
+                           {"params", model.params},
+                           {"backend", model.backend},
+                           {"threads", model.threads},
+                           {"kv_io_dtype", info.kv_io_dtype},
+                           {"max_context_len", info.max_context_len},
+                           {"prefill_ar_len", info.prefill_ar_len},
+                           {"load_ms", load_ms},
+                           {"ttft_prompt_tokens", ttft_tokens},
+                           {"ttft_ms", ttft},
+                           {"peak_rss_mb", rss},
+                           {"results", rows}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s", throughput_markdown(model, results).c_str());
+    std::printf("\ntime to first token (%lld-token prompt): %.2f ms; load %.1f ms; peak RSS %.1f MiB\n",
+                static_cast<long long>(ttft_tokens), ttft, load_ms, rss);
+  }
+  return 0;
+}
+
 int bench(const BenchArgs& a) {
   if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
+  if (a.artifact.empty() == a.checkpoint.empty())
+    throw_input_error("genai bench needs exactly one of -a/--artifact DIR (compiled programs) and --checkpoint FILE");
+  if (!a.artifact.empty()) return bench_compiled(a);
   LoadOptions load;
   load.load_tokenizer = false;  // throughput needs no text
   const Model model = load_model(a.checkpoint, load);
@@ -54,11 +143,13 @@ int bench(const BenchArgs& a) {
 }
 
 const CommandRegistration kRegistration{
-    "bench", "Prefill / decode tokens per second of the float reference (llama-bench style)",
+    "bench",
+    "Prefill / decode tokens per second (llama-bench style) of compiled programs (-a) or a checkpoint's float "
+    "reference",
     [](CLI::App& sub) -> CommandAction {
       auto a = std::make_shared<BenchArgs>();
-      sub.add_option("--checkpoint", a->checkpoint, "Model checkpoint: GGUF file, Hugging Face folder or llama2.c .bin")
-          ->required();
+      sub.add_option("-a,--artifact", a->artifact, "Artifact dir written by `genai compile` (its compiled programs)");
+      sub.add_option("--checkpoint", a->checkpoint, "Model checkpoint: GGUF file, Hugging Face folder or llama2.c .bin");
       sub.add_option("--pp", a->pp, "Prompt tokens processed as one batch (0 = skip)")->capture_default_str();
       sub.add_option("--tg", a->tg, "Single-token decode steps (0 = skip)")->capture_default_str();
       sub.add_option("--reps", a->reps, "Timed repetitions of each test")->capture_default_str();

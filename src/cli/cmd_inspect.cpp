@@ -3,7 +3,9 @@
 // named data. The file is fully verified first, so a corrupt file is a clean exit 2.
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -126,6 +128,18 @@ json method_json(const std::string& file, const Method& m) {
   return j;
 }
 
+// Bytes the named data entries hold, and bytes the file stores for them: the reader's blobs view
+// the mapped file, so entries sharing one stored copy (deduplicated weights) share an address.
+std::pair<uint64_t, uint64_t> named_data_bytes(const Program& program) {
+  uint64_t total = 0, stored = 0;
+  std::set<std::pair<const uint8_t*, size_t>> seen;
+  for (const auto& n : program.named_data) {
+    total += n.data.size();
+    if (seen.insert({n.data.data(), n.data.size()}).second) stored += n.data.size();
+  }
+  return {total, stored};
+}
+
 json program_json(const std::string& file, const LoadedProgram& p) {
   json j;
   j["file_size"] = p.layout.file_size;
@@ -144,6 +158,9 @@ json program_json(const std::string& file, const LoadedProgram& p) {
   json named = json::array();
   for (const auto& n : p.program.named_data) named.push_back({{"key", n.key}, {"size", n.data.size()}});
   j["named_data"] = named;
+  const auto [named_bytes, stored_bytes] = named_data_bytes(p.program);
+  j["named_data_bytes"] = named_bytes;
+  j["named_data_stored_bytes"] = stored_bytes;
   return j;
 }
 
@@ -203,7 +220,8 @@ std::string program_text(const std::string& file, const LoadedProgram& p) {
   for (size_t i = 0; i < p.layout.segments.size(); ++i)
     t += fmt::format("  {}: offset {}, {} bytes\n", i, p.layout.segments[i].offset, p.layout.segments[i].size);
   if (!p.program.named_data.empty()) {
-    t += fmt::format("named data: {}\n", p.program.named_data.size());
+    const auto [named_bytes, stored_bytes] = named_data_bytes(p.program);
+    t += fmt::format("named data: {} ({} bytes, {} stored)\n", p.program.named_data.size(), named_bytes, stored_bytes);
     for (const auto& n : p.program.named_data) t += fmt::format("  {}: {} bytes\n", n.key, n.data.size());
   }
   return t;

@@ -1,48 +1,91 @@
 // `genai pipeline`: prepare -> quantize -> compile -> run, with every option of upstream's llama.py
-// flow (the option table). pipeline_action() is the orchestrator entry point.
+// flow (the option table), through the orchestrator (src/orchestrator). Text mode streams the
+// answer to stdout and ends with the summary (stage times, artifacts, planned memory, SQNR,
+// tokens/s); --json prints one object at the end instead (orchestrator/pipeline_report.h, plus
+// "config": the resolved option summary). Logs go to stderr. A failing stage exits 1 (2 when its
+// cause is bad input) after logging what the earlier stages did; their files stay.
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/thread_pool.h"
 #include "options/cli_options.h"
 #include "options/summary.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/genai_pipeline.h"
+#include "orchestrator/pipeline_report.h"
+#include "orchestrator/stage_plan.h"
+#include "pipeline/engine_proxy.h"
 #include "pipeline/pipeline_context.h"
+#include "target/backend_type.h"
 
 namespace genai::cli {
 namespace {
 
-// The run's context: the model is the checkpoint (or the upstream model name). As upstream, a
-// prompt is required; natively only --compile_only runs may omit it.
-pipeline::PipelineContextBuilder context_builder(const options::OptionValues& values) {
+// The run's context: the model is the checkpoint (or the upstream model name, or the prebuilt
+// artifact dir). As upstream, a prompt is required whenever inference runs.
+pipeline::PipelineContext make_context(const options::OptionValues& values, bool inference_runs) {
   auto b = pipeline::PipelineContext::builder();
   if (auto checkpoint = values.get_optional_string("checkpoint")) {
     b.with_model(*checkpoint);
   } else if (auto model = values.get_optional_string("decoder_model")) {
     b.with_model(*model);
+  } else if (auto dir = values.get_optional_string("pre_gen_pte")) {
+    b.with_model(*dir);
   }
   if (auto soc = values.get_optional_string("soc_model")) b.with_soc(*soc);
   if (values.has_value("prompt")) b.with_prompt(values.get_list("prompt"));
+  b.prompt_optional(!inference_runs);
   b.with_artifact_dir(values.get_string("artifact"));
   b.with_extra_options(values);
-  return b;
+  return b.build();  // lists every missing field (model, SoC, prompt) at once
 }
 
 int pipeline_action(const options::OptionValues& values) {
   if (values.get_flag("verbose")) log::set_level(log::Level::kDebug);
-  const auto summary = options::resolved_summary(values);
-  if (!values.get_flag("compile_only")) {
-    context_builder(values).build();  // lists every missing field (model, SoC, prompt) at once
-  } else if (!values.has_value("soc_model")) {
-    throw_input_error("genai pipeline --compile_only needs --soc_model (see `genai targets`)");
-  }
-  if (values.get_flag("json")) {
-    std::printf("%s\n", summary.dump(2).c_str());
-  } else {
+  if (const int64_t threads = values.get_int("threads"); threads > 0) ThreadPool::set_global_threads(static_cast<int>(threads));
+  const bool json = values.get_flag("json");
+  const auto summary = options::resolved_summary(values);  // validates the option set
+  const orchestrator::SkipPlan skip = orchestrator::plan_skipped_stages(values);
+  const pipeline::PipelineContext context = make_context(values, !skip.contains(pipeline::kStageInference));
+  if (!json) {
     std::printf("%s", options::summary_text(summary).c_str());
+    std::fflush(stdout);  // before the stage logs on stderr
   }
-  throw_failure("compilation stage not available in this build");
+
+  orchestrator::StrategyRegistry registry;
+  orchestrator::BuiltinStrategyOptions builtin;
+  if (!json) {
+    builtin.on_text = [](std::string_view piece) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    };
+  }
+  orchestrator::register_builtin_strategies(registry, builtin);
+  const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
+  const auto pipe = orchestrator::GenAIPipeline::from_proxy(proxy, registry, skip);
+
+  orchestrator::PipelineResult result;
+  try {
+    if (!json && pipe.runs(pipeline::kStageInference)) std::fputs("\n", stdout);
+    pipe.invoke(context, result);
+  } catch (const Error&) {
+    // What ran before the failure, and where its files are (they are kept).
+    if (!result.stages.empty()) log::info("{}", orchestrator::pipeline_report_text(result));
+    throw;
+  }
+  if (json) {
+    nlohmann::json j = orchestrator::pipeline_report_json(result);
+    j["config"] = summary;
+    // A badly behaved model may emit bytes that are not UTF-8: replace them rather than fail.
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("%s", orchestrator::pipeline_report_text(result).c_str());
+  }
+  std::fflush(stdout);
+  return 0;
 }
 
 const CommandRegistration kPipeline{

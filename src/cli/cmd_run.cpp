@@ -1,12 +1,16 @@
-// `genai run`: generate text with the float reference forward of a checkpoint (no compilation).
+// `genai run`: generate text with the compiled programs of an artifact dir (-a, on this machine or
+// on a phone through adb with --device), or with the float reference forward of a checkpoint.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
+#include "backends/register_builtin.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
+#include "llm/compiled_session.h"
 #include "llm/generation.h"
 #include "llm/generation_report.h"
 #include "llm/graph_decoder.h"
@@ -14,6 +18,8 @@
 #include "options/validate.h"
 #include "llm/reference_session.h"
 #include "model/model.h"
+#include "runtime/device_runner.h"
+#include "tokenizer/factory.h"
 
 namespace genai::cli {
 namespace {
@@ -31,29 +37,54 @@ struct RunArgs {
   // float reference forward.
   std::string model_mode;
   int64_t max_context_len = 0, prefill_ar_len = 32;
+  // Compiled path (-a): the artifact dir, and where it runs (--device / --host: a phone via adb).
+  std::string artifact_dir, device, host, runner_binary;
+  bool skip_push = false;
+  std::optional<int64_t> seed_given;
+  bool budget_given = false;  // --max_new_tokens or --max_seq_len set
 
-  static RunArgs from(const options::OptionValues& v) {
+  static RunArgs from(const options::OptionValues& v, const std::string& runner_binary) {
     options::validate(v);
     RunArgs a;
-    if (!v.has_value("checkpoint")) throw_input_error("genai run needs --checkpoint (GGUF file, Hugging Face folder or llama2.c .bin)");
+    // --pre_gen_pte DIR is upstream's spelling of "run these prebuilt programs".
+    if (v.was_set("artifact") || v.has_value("pre_gen_pte")) {
+      a.artifact_dir = v.was_set("artifact") ? v.get_string("artifact") : v.get_string("pre_gen_pte");
+      a.device = v.get_optional_string("device").value_or("");
+      a.host = v.get_optional_string("host").value_or("");
+      a.skip_push = v.get_flag("skip_push");
+      a.runner_binary = runner_binary;
+      if (a.device.empty() && (!a.host.empty() || !runner_binary.empty() || a.skip_push))
+        throw_input_error("--host, --runner_binary and --skip_push go with --device SERIAL (a phone through adb)");
+    } else if (!v.has_value("checkpoint")) {
+      throw_input_error(
+          "genai run needs -a/--artifact DIR (compiled programs) or --checkpoint (GGUF file, Hugging Face folder or "
+          "llama2.c .bin)");
+    } else if (v.has_value("device")) {
+      throw_input_error("--device runs compiled programs: give -a/--artifact DIR");
+    }
     if (!v.has_value("prompt")) throw_input_error("genai run needs --prompt");
     if (v.has_value("tokenizer_model") && v.has_value("tokenizer_bin"))
       throw_input_error("--tokenizer_model and --tokenizer_bin exclude each other");
-    a.checkpoint = v.get_string("checkpoint");
+    a.checkpoint = v.get_optional_string("checkpoint").value_or("");
     a.tokenizer_path = v.get_optional_string("tokenizer_model").value_or(v.get_optional_string("tokenizer_bin").value_or(""));
     a.prompts = v.get_list("prompt");
     a.system_prompt = v.get_string("system_prompt");
     // Without --max_new_tokens a turn may generate up to --max_seq_len tokens (upstream's seq_len
     // bound); the context length stops it earlier when full.
     a.max_new_tokens = v.get_optional_int("max_new_tokens").value_or(v.get_int("max_seq_len"));
+    a.budget_given = v.was_set("max_new_tokens") || v.was_set("max_seq_len");
     if (v.was_set("model_mode") && !v.was_set("max_seq_len"))
       a.max_new_tokens = std::min(a.max_new_tokens, options::effective_max_context_len(v));
     a.temperature = static_cast<float>(v.get_float("temperature"));
     a.top_p = static_cast<float>(v.get_float("top_p"));
-    a.seed = static_cast<uint64_t>(v.get_optional_int("seed").value_or(0));
+    a.seed_given = v.get_optional_int("seed");
+    a.seed = static_cast<uint64_t>(a.seed_given.value_or(0));
     a.threads = static_cast<int>(v.get_int("threads"));
     a.json = v.get_flag("json");
-    if (v.was_set("model_mode")) {
+    if (!a.artifact_dir.empty()) {
+      for (const char* fixed : {"model_mode", "max_context_len", "prefill_ar_len", "checkpoint"})
+        if (v.was_set(fixed)) log::warn("--{} has no effect with -a: the compiled programs fix it", fixed);
+    } else if (v.was_set("model_mode")) {
       a.model_mode = v.get_string("model_mode");
       a.max_context_len = options::effective_max_context_len(v);
       a.prefill_ar_len = v.get_int("prefill_ar_len");
@@ -64,8 +95,7 @@ struct RunArgs {
   }
 };
 
-int run(const RunArgs& a) {
-  if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
+GenerationOptions generation_options(const RunArgs& a) {
   GenerationOptions options;
   options.prompts = a.prompts;
   options.system_prompt = a.system_prompt;
@@ -73,6 +103,127 @@ int run(const RunArgs& a) {
   options.sampler = SamplerConfig{a.temperature, a.top_p, a.seed};
   options.sampler.validate();
   if (options.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", options.max_new_tokens);
+  return options;
+}
+
+// The reply (streamed already unless --json) and the stats, the same for every runner.
+void report(const GenerationResult& result, bool json) {
+  const double rss = peak_rss_mb();
+  if (json) {
+    // A random or badly-behaved model may emit byte tokens that are not valid UTF-8: replace them
+    // (U+FFFD) rather than fail after all the work.
+    const std::string out = generation_json(result, rss).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", out.c_str());
+  } else {
+    std::printf("\n");
+    std::fflush(stdout);  // the reply before the stats, which go to stderr
+    log::info("{}", format_stats(result.stats, rss));
+  }
+}
+
+TextSink stdout_sink(bool json) {
+  if (json) return {};
+  return [](std::string_view piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  };
+}
+
+// The chat format of a compiled model: the manifest's "chat_format" when compilation recorded
+// one, else what the tokenizer's own template says.
+ChatFormat compiled_chat_format(const runtime::ArtifactDir& dir, const Tokenizer& tok) {
+  auto it = dir.manifest.find("chat_format");
+  if (it != dir.manifest.end() && it->is_string()) {
+    for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2})
+      if (chat_format_name(f) == it->get<std::string>()) return f;
+    throw_input_error("{}: chat_format '{}' is not one of none, chatml, llama3, llama2",
+                      (dir.dir / "manifest.json").string(), it->get<std::string>());
+  }
+  return tok.chat_template().empty() ? ChatFormat::kNone : detect_chat_format(tok.chat_template());
+}
+
+// The same options, for the device's `genai run` (values attached with '=' so a prompt that
+// starts with '-' stays a value).
+std::vector<std::string> forwarded_run_args(const RunArgs& a) {
+  std::vector<std::string> args;
+  for (const auto& p : a.prompts) args.push_back("--prompt=" + p);
+  if (!a.system_prompt.empty()) args.push_back("--system_prompt=" + a.system_prompt);
+  if (a.budget_given) args.push_back(fmt::format("--max_new_tokens={}", a.max_new_tokens));
+  args.push_back(fmt::format("--temperature={}", a.temperature));
+  args.push_back(fmt::format("--top_p={}", a.top_p));
+  if (a.seed_given) args.push_back(fmt::format("--seed={}", *a.seed_given));
+  if (a.threads > 0) args.push_back(fmt::format("--threads={}", a.threads));
+  if (!a.tokenizer_path.empty()) args.push_back("--tokenizer_model=" + std::filesystem::path(a.tokenizer_path).filename().string());
+  return args;
+}
+
+int run_on_device(const RunArgs& a, runtime::ArtifactDir dir) {
+  runtime::DeviceRunRequest req;
+  req.target = {a.device, a.host};
+  if (!a.tokenizer_path.empty()) req.extra_files.push_back(std::filesystem::absolute(a.tokenizer_path));
+  req.artifacts = std::move(dir);
+  req.runner_binary = runtime::resolve_runner_binary(a.runner_binary);
+  req.run_args = forwarded_run_args(a);
+  req.skip_push = a.skip_push;
+  log::info("running {} on device {} ({})", req.artifacts.dir.string(), a.device, runtime::device_workspace(req.artifacts));
+  const runtime::DeviceRunResult r = runtime::run_on_device(req);
+  const nlohmann::json& j = r.output;
+  if (a.json) {
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  std::printf("%s\n", j.value("text", std::string()).c_str());
+  std::fflush(stdout);
+  const nlohmann::json& st = j["stats"];
+  log::info("device {}: {} prompt tokens, {} generated; load {:.0f} ms, time to first token {:.1f} ms, prefill {:.1f} tok/s, "
+            "decode {:.1f} tok/s, peak RSS {:.1f} MiB",
+            a.device, st.value("prompt_tokens", int64_t{0}), st.value("generated_tokens", int64_t{0}),
+            st.value("load_ms", 0.0), st.value("ttft_ms", 0.0), st.value("prefill_tok_s", 0.0),
+            st.value("decode_tok_s", 0.0), j.value("peak_rss_mb", 0.0));
+  return 0;
+}
+
+// Compiled programs: artifact map -> program -> session -> the same generation loop and report
+// as the float path.
+int run_compiled(const RunArgs& a) {
+  GenerationOptions options = generation_options(a);
+  const auto t0 = std::chrono::steady_clock::now();
+  runtime::ArtifactDir dir = runtime::open_artifact_dir(a.artifact_dir);
+  if (!a.device.empty()) return run_on_device(a, std::move(dir));
+  const std::filesystem::path manifest = dir.dir / "manifest.json";
+  std::filesystem::path tok_path;
+  if (!a.tokenizer_path.empty())
+    tok_path = a.tokenizer_path;
+  else if (dir.tokenizer_path)
+    tok_path = *dir.tokenizer_path;
+  else
+    throw_input_error("{}: names no tokenizer; pass --tokenizer_model", manifest.string());
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_file(tok_path);
+  const ChatFormat chat = compiled_chat_format(dir, *tokenizer);
+
+  backends::register_builtin_backends();
+  CompiledSessionInfo info;
+  const std::unique_ptr<DecoderSession> session = make_compiled_session(dir, &info);
+  if (tokenizer->vocab_size() > session->vocab_size())
+    throw_input_error("tokenizer {} has {} tokens but the program's vocabulary (get_vocab_size) has {}: it does not "
+                      "belong to this model",
+                      tok_path.string(), tokenizer->vocab_size(), session->vocab_size());
+  // Without --max_new_tokens / --max_seq_len a turn may run to the program's own max_seq_len.
+  if (!a.budget_given && info.max_seq_len > 0) options.max_new_tokens = info.max_seq_len;
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  log::info("loaded {} (context {}, prefill AR {}, KV {}, chat format {}) in {:.0f} ms (programs {:.0f} ms)",
+            dir.dir.string(), info.max_context_len, info.prefill_ar_len, info.kv_io_dtype, chat_format_name(chat), load_ms,
+            info.load_ms);
+  GenerationResult result = generate(*session, *tokenizer, chat, options, stdout_sink(a.json));
+  result.stats.load_ms = load_ms;
+  report(result, a.json);
+  return 0;
+}
+
+int run(const RunArgs& a) {
+  if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
+  if (!a.artifact_dir.empty()) return run_compiled(a);
+  const GenerationOptions options = generation_options(a);
 
   const auto t0 = std::chrono::steady_clock::now();
   LoadOptions load;
@@ -95,34 +246,23 @@ int run(const RunArgs& a) {
   log::info("loaded {} ({} layers, dim {}, vocab {}, chat format {}) in {:.0f} ms", a.checkpoint, model.config.n_layers,
             model.config.dim, model.config.vocab_size, chat_format_name(model.chat_format), load_ms);
 
-  TextSink sink;
-  if (!a.json)
-    sink = [](std::string_view piece) {
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-    };
-  GenerationResult result = generate(*session, *model.tokenizer, model.chat_format, options, sink);
+  GenerationResult result = generate(*session, *model.tokenizer, model.chat_format, options, stdout_sink(a.json));
   result.stats.load_ms = load_ms;
-  const double rss = peak_rss_mb();
-  if (a.json) {
-    // A random or badly-behaved model may emit byte tokens that are not valid UTF-8: replace them
-    // (U+FFFD) rather than fail after all the work.
-    const std::string out = generation_json(result, rss).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::printf("%s\n", out.c_str());
-  } else {
-    std::printf("\n");
-    std::fflush(stdout);  // the reply before the stats, which go to stderr
-    log::info("{}", format_stats(result.stats, rss));
-  }
+  report(result, a.json);
   return 0;
 }
 
 const CommandRegistration kRegistration{
-    "run", "Generate text from a checkpoint: the float reference forward, or its static graphs (--model_mode)",
+    "run",
+    "Generate text: compiled programs of an artifact dir (-a; --device SERIAL runs them on a phone via adb), or a "
+    "checkpoint's float reference forward / static graphs (--model_mode)",
     [](CLI::App& sub) -> CommandAction {
       auto values = std::make_shared<options::OptionValues>(options::kRunScope);
       options::add_options_to(sub, *values, options::kRunScope);
-      return [values] { return run(RunArgs::from(*values)); };
+      auto runner = std::make_shared<std::string>();
+      sub.add_option("--runner_binary", *runner,
+                     "With --device: the aarch64 genai binary pushed to the phone (default: genai-aarch64 next to genai)");
+      return [values, runner] { return run(RunArgs::from(*values, *runner)); };
     }};
 
 }  // namespace

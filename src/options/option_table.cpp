@@ -99,7 +99,7 @@ std::vector<OptionSpec> make_table() {
                       check_soc));
   t.push_back(ignored(opt("build_folder", T::kString, None, "CMake build folder of the ExecuTorch runner", C | R),
                       "no CMake runner build: the runtime is built into genai"));
-  t.push_back(ignored(opt("host", T::kString, None, "adb host", R), "no adb device flow"));
+  t.push_back(note(opt("host", T::kString, None, "adb host", R), "adb -H of the device runner (genai run -a --device)"));
   t.push_back(note(opt("online_prepare", T::kFlag, false, "Compose the QNN graph on device (DLC) instead of a context binary", P | C),
                    "online_prepare field of the compile spec"));
   t.push_back(ignored(opt("ip", T::kString, std::string(), "IPC result channel host", R), "no IPC result channel"));
@@ -109,12 +109,12 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ignored(opt("skip_delegate_node_ops", T::kString, None, "Comma list of ops kept off the delegate (e.g. aten.add.Tensor)", P | C),
                       "graphs are delegated whole"));
   t.push_back(note(opt("compile_only", T::kFlag, false, "Stop after writing the .pte files", P | C), "skip the inference stage"));
-  t.push_back(ignored(opt("device", T::kString, None, "adb device serial", R), "no adb device flow"));
+  t.push_back(note(opt("device", T::kString, None, "adb device serial", R), "runs the artifact dir on this phone via adb"));
   t.push_back(note(choices(opt("backend", T::kChoice, std::string("htp"), "QNN backend", ALL), {"htp", "gpu", "lpai"}),
                    "backend_type of the compile spec"));
   t.push_back(note(opt("shared_buffer", T::kFlag, false, "Zero-copy shared (RPC) buffers for graph I/O", ALL),
                    "shared_buffer of the compile spec; always off under x86 emulation"));
-  t.push_back(ignored(opt("skip_push", T::kFlag, false, "Do not push files to the device", R), "no adb device flow"));
+  t.push_back(note(opt("skip_push", T::kFlag, false, "Do not push files to the device", R), "device runner: reuse the pushed workspace"));
   t.push_back(note(opt("dump_intermediate_outputs", T::kFlag, false, "Dump intermediate outputs of the delegate", P | C | R),
                    "dump_intermediate_outputs of the compile spec"));
   t.push_back(note(choices(opt("profile_level", T::kInt, int64_t{0}, "QNN profiling: 0 off, 2 detailed, 3 optrace", P | C | R), {"0", "2", "3"}),
@@ -211,6 +211,10 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("max_new_tokens", T::kInt, None, "Stop after this many generated tokens (default: up to max_seq_len)", P | R),
                         "generation limit")));
   t.push_back(ours(note(opt("eval_text", T::kString, None, "Text file for perplexity / SQNR evaluation", P | R), "evaluation text")));
+  t.push_back(ours(note(choices(opt("skip_stages", T::kStringList, None,
+                                    "Pipeline stages to skip (a skipped stage hands on an empty output)", P),
+                                {"model_preparation", "quantization", "compilation", "inference"}),
+                        "orchestrator stage selection")));
   t.push_back(ours(note(choices(opt("lowering", T::kChoice, std::string("emulation"),
                                     "How graphs are lowered: emulation = host runtime emulating the target's quantized arithmetic", ALL),
                                 {"emulation"}),

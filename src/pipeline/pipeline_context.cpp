@@ -57,11 +57,16 @@ PipelineContextBuilder& PipelineContextBuilder::with_extra_options(options::Opti
   return *this;
 }
 
+PipelineContextBuilder& PipelineContextBuilder::prompt_optional(bool optional) {
+  prompt_optional_ = optional;
+  return *this;
+}
+
 PipelineContext PipelineContextBuilder::build() const {
   std::vector<std::string> missing;
   if (!model_name_) missing.push_back("model_name (use .with_model())");
   if (!soc_model_) missing.push_back("soc_model (use .with_soc())");
-  if (prompt_.empty()) missing.push_back("prompt (use .with_prompt())");
+  if (prompt_.empty() && !prompt_optional_) missing.push_back("prompt (use .with_prompt())");
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;

@@ -48,6 +48,8 @@ class PipelineContextBuilder {
   PipelineContextBuilder& with_prompt(const std::vector<std::string>& prompts);
   PipelineContextBuilder& with_artifact_dir(std::string dir);
   PipelineContextBuilder& with_extra_options(options::OptionValues extra_options);
+  // A run without inference (--compile_only): build() then accepts a missing prompt.
+  PipelineContextBuilder& prompt_optional(bool optional = true);
 
   // ConfigValidationError "Cannot build PipelineContext, missing required fields: ..." listing
   // model_name, soc_model and prompt (each with the setter to use) that are missing.
@@ -59,6 +61,7 @@ class PipelineContextBuilder {
   std::vector<std::string> prompt_;
   std::string artifact_dir_ = kDefaultArtifactDir;
   options::OptionValues extra_options_;
+  bool prompt_optional_ = false;
 };
 
 }  // namespace genai::pipeline

@@ -34,6 +34,8 @@ struct ModelPreparationInputConfig {
   std::string model_name;  // checkpoint path or model name
   std::string soc_model;
   options::OptionValues extra_options;
+  // False when no quantization follows (skipped, fp16, GPU): calibration text is not prepared.
+  bool need_calibration_data = true;
 };
 
 struct ModelPreparationOutputConfig {
@@ -69,6 +71,12 @@ struct CompilationInputConfig {
   GraphBundles graphs;
   std::filesystem::path artifact_dir = ".";
   std::optional<std::vector<CompileSpec>> compile_specs;
+  // The float model, compiled through its float graphs when `graphs` is empty because
+  // quantization was skipped (fp16 and GPU flows), as upstream falls back to the prepared module.
+  std::shared_ptr<const Model> model;
+  // Recorded in the artifact dir's manifest (tokenizer copied next to the programs).
+  std::optional<std::filesystem::path> tokenizer_path;
+  std::optional<std::filesystem::path> checkpoint_path;
   // Needs at least one graph; given compile specs must target this SoC and backend (read back
   // with target::options_from_specs). ConfigValidationError otherwise.
   void check_ready() const;
@@ -86,12 +94,16 @@ struct InferenceInputConfig {
   std::optional<std::filesystem::path> runtime_tokenizer_path;
   std::vector<std::string> prompt;
   options::OptionValues inference_options;
+  // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
+  // tokenizer's template or the --decoder_model entry.
+  std::optional<std::string> chat_template;
   // Needs the text decoder artifact and a prompt: ConfigValidationError otherwise.
   void check_ready() const;
 };
 
 struct InferenceOutputConfig {
   std::vector<std::string> inference_results;
+  std::vector<int32_t> tokens;  // generated ids of all turns
   std::map<std::string, double> performance_metrics;  // e.g. ttft_ms, decode_tok_per_s
   std::map<std::string, double> eval_results;         // e.g. sqnr_db, perplexity
   bool ran() const { return !inference_results.empty() || !performance_metrics.empty() || !eval_results.empty(); }

@@ -16,4 +16,8 @@ struct CompileSpec {
 
 inline constexpr const char* kQnnCompileSpecKey = "qnn_compile_spec";
 
+namespace pte {
+using genai::CompileSpec;  // programs store it: pte::CompileSpec names the same type
+}  // namespace pte
+
 }  // namespace genai

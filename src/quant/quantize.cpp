@@ -51,11 +51,19 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   // than the deployed context (encodings are per tensor name, not per shape).
   CalibrationOptions co = o.calibration;
   co.context_len = std::min(co.context_len, o.max_context_len);
+  if (!o.windows.empty()) {
+    co.context_len = static_cast<int64_t>(o.windows.front().size());
+    for (const auto& w : o.windows) {
+      if (static_cast<int64_t>(w.size()) != co.context_len || co.context_len < 1 || co.context_len > o.max_context_len)
+        throw_input_error("quant: calibration windows must all have one length in [1, {}] (got {} and {} tokens)",
+                          o.max_context_len, co.context_len, w.size());
+    }
+  }
   std::shared_ptr<const Weights> weights(model, &model->weights);
   const auto calib =
       graph::build_decoder_graph(model->config, weights, std::string(graph::kCalibration), co.context_len, co.context_len);
   if (!o.recipe.is_float()) {
-    const auto windows = calibration_windows(*model, co);
+    const auto windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
     log::info("calibrating {} on {} window(s) of {} tokens", o.recipe.name, windows.size(), co.context_len);
     q.ranges = calibrate(*calib, windows, co.range_method);
   }

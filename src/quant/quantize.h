@@ -23,6 +23,9 @@ struct QuantizeOptions {
   int64_t prefill_ar_len = 32;
   Recipe recipe;
   CalibrationOptions calibration;  // calibration.context_len is clamped to max_context_len
+  // Calibration windows prepared earlier (the pipeline's preparation stage), all of one length
+  // <= max_context_len; empty: calibration_windows(model, calibration).
+  std::vector<std::vector<int32_t>> windows;
 };
 
 struct QuantizedModel {

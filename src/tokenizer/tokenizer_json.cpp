@@ -399,7 +399,9 @@ void write_tokenizer_json(const BpeVocab& vocab, const std::filesystem::path& pa
     const std::string& t = vocab.tokens[i];
     if (!seen.insert(t).second)
       throw_input_error("{}: token {:?} (id {}) appears twice; tokenizer.json cannot store that", path.string(), t, i);
-    vocab_json[t] = i;
+    // Appended directly: `seen` already rejects duplicates, and operator[] on an ordered_json
+    // object searches linearly (quadratic over a 49k-token vocabulary).
+    vocab_json.get_ref<ordered_json::object_t&>().emplace_back(t, i);
     const TokenType type = vocab.types.empty() ? TokenType::kNormal : vocab.types[i];
     if (type == TokenType::kControl || type == TokenType::kUserDefined) {
       const bool special = type == TokenType::kControl;

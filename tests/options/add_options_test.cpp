@@ -64,7 +64,7 @@ TEST(AddOptions, ScopeHidesButAccepts) {
 
 TEST(AddOptions, HelpLineShowsChoicesDefaultAndIgnored) {
   EXPECT_NE(option_help_line(*find_option("backend")).find("{htp,gpu,lpai} [default: htp]"), std::string::npos);
-  EXPECT_NE(option_help_line(*find_option("host")).find("ignored natively"), std::string::npos);
+  EXPECT_NE(option_help_line(*find_option("build_folder")).find("ignored natively"), std::string::npos);
   EXPECT_NE(options_markdown().find("| --quant_recipe * |"), std::string::npos);
 }
 

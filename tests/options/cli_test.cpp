@@ -47,31 +47,49 @@ TEST(CompileCli, RejectedCombinationsExitTwo) {
   EXPECT_NE(r.err.find("--checkpoint"), std::string::npos) << r.err;
 }
 
-TEST(CompileCli, PrintsResolvedOptionsThenReportsMissingStage) {
-  const auto r = run_genai({"compile", "--soc_model", "sm8650", "--checkpoint", "m.gguf", "--enable_x86_64", "--max-seq-len", "128",
-                            "--quant_recipe", "16a4w_block:32", "--json"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("compilation stage not available in this build"), std::string::npos) << r.err;
+// A tiny synthetic checkpoint the compile commands below really compile.
+std::string tiny_checkpoint(const genai::testing::TempDir& dir) {
+  const std::string path = dir.file("tiny.gguf");
+  const auto r = run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", "3", "--out", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+nlohmann::json kv_forward_qnn_options(const std::string& pte) {
+  const auto r = run_genai({"inspect", "--json", pte});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["target"]["soc_model"], "SM8650");
-  EXPECT_EQ(j["target"]["htp_arch"], "V75");
-  EXPECT_EQ(j["qnn_options"]["shared_buffer"], false);
-  EXPECT_EQ(j["qnn_options"]["use_weight_sharing"], false);
-  EXPECT_EQ(j["qnn_options"]["use_mha2sha"], true);
-  EXPECT_EQ(j["options"]["max_seq_len"], 128);
-  EXPECT_EQ(j["derived"]["max_context_len"], 128);
-  EXPECT_EQ(j["derived"]["quant_recipe"]["block_size"], 32);
+  for (const auto& m : j["methods"])
+    if (m["name"] == "kv_forward") return m["delegates"][0]["qnn_options"];
+  ADD_FAILURE() << "no kv_forward in " << pte << ": " << r.out.substr(0, 400);
+  return {};
+}
+
+TEST(CompileCli, ResolvedOptionsReachTheCompiledProgram) {
+  genai::testing::TempDir dir;
+  const auto r = run_genai({"compile", "--soc_model", "sm8650", "--checkpoint", tiny_checkpoint(dir), "--enable_x86_64",
+                            "--max-seq-len", "128", "--quant_recipe", "16a4w_block:32", "-a", dir.file("out"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["program"], "16a4w_block:32");
+  const auto q = kv_forward_qnn_options(j["artifacts"]["text_decoder"]);
+  EXPECT_EQ(q["soc_model"], "SM8650");
+  EXPECT_EQ(q["htp_arch"], "V75");
+  EXPECT_EQ(q["shared_buffer"], false);  // x86 emulation
+  EXPECT_EQ(q["use_weight_sharing"], false);
+  EXPECT_EQ(q["use_mha2sha"], true);
 }
 
 TEST(CompileCli, ConfigFileAndCommandLine) {
   genai::testing::TempDir dir;
-  std::ofstream(dir.file("c.json")) << R"({"soc_model": "SM8750", "checkpoint": "m.gguf", "max_seq_len": 64, "build_folder": "b"})";
-  auto r = run_genai({"compile", "--config_file", dir.file("c.json"), "--max_seq_len", "96", "--build_folder", "c", "--json"});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string ckpt = tiny_checkpoint(dir);
+  std::ofstream(dir.file("c.json")) << R"({"soc_model": "SM8750", "checkpoint": ")" << ckpt
+                                    << R"(", "max_seq_len": 64, "build_folder": "b"})";
+  auto r = run_genai({"compile", "--config_file", dir.file("c.json"), "--max_seq_len", "96", "--build_folder", "c", "-a",
+                      dir.file("out"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["target"]["soc_model"], "SM8750");
-  EXPECT_EQ(j["options"]["max_seq_len"], 96);
-  EXPECT_EQ(j["ignored_options"], nlohmann::json::array({"build_folder"}));
+  EXPECT_EQ(kv_forward_qnn_options(j["artifacts"]["text_decoder"])["soc_model"], "SM8750");
   // Reported once although set twice.
   EXPECT_EQ(count(r.err, "--build_folder has no native meaning"), 1u) << r.err;
 
@@ -82,8 +100,10 @@ TEST(CompileCli, ConfigFileAndCommandLine) {
 }
 
 TEST(CompileCli, HiddenOptionsAreAcceptedAndReported) {
-  const auto r = run_genai({"compile", "--soc_model", "SM8650", "--checkpoint", "m.gguf", "--temperature", "0.5"});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  genai::testing::TempDir dir;
+  const auto r = run_genai({"compile", "--soc_model", "SM8650", "--checkpoint", tiny_checkpoint(dir), "-a", dir.file("out"),
+                            "--temperature", "0.5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--temperature has no effect for `genai compile`"), std::string::npos) << r.err;
 }
 
@@ -95,11 +115,13 @@ TEST(PipelineCli, ListsEveryMissingField) {
       << r.err;
 }
 
-TEST(PipelineCli, ValidatesThenReportsMissingStage) {
+TEST(PipelineCli, ValidatesThenRunsTheStages) {
+  // Options resolve (the target summary is printed), then the first stage finds no checkpoint.
   auto r = run_genai({"pipeline", "--soc_model", "SM8650", "--checkpoint", "m.gguf", "--prompt", "Hi", "there"});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find("SM8650"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("compilation stage not available in this build"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[model_preparation] stage failed (caused by InputError: m.gguf: no such file"), std::string::npos)
+      << r.err;
   r = run_genai({"pipeline", "--soc_model", "SM8650", "--compile_only", "--pre_gen_pte", "x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--pre_gen_pte"), std::string::npos) << r.err;

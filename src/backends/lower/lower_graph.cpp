@@ -1,0 +1,544 @@
+#include "backends/lower/lower_graph.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "backends/payload/op_scratch.h"
+#include "backends/payload/payload_format.h"
+#include "core/sha256.h"
+#include "compile/memory_planner.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "graph/graph.h"
+#include "kernels/packed_linear.h"
+#include "quant/encoding_set.h"
+
+namespace genai::backends {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "payload data is little-endian");
+
+using graph::OpKind;
+using graph::ValueId;
+using graph::ValueKind;
+
+// How an op reads a weight or constant; one value can be read in several ways (a tied
+// embedding is a gather table and a linear weight), each its own payload tensor.
+enum class Role { kLinearWeight, kLinearBias, kGatherTable, kFloat };
+
+fb::OpKind op_kind(OpKind k) {
+  switch (k) {
+    case OpKind::kGather: return fb::OpKind::Gather;
+    case OpKind::kRmsNorm: return fb::OpKind::RmsNorm;
+    case OpKind::kLinear: return fb::OpKind::Linear;
+    case OpKind::kAdd: return fb::OpKind::Add;
+    case OpKind::kMul: return fb::OpKind::Mul;
+    case OpKind::kSilu: return fb::OpKind::Silu;
+    case OpKind::kRope: return fb::OpKind::Rope;
+    case OpKind::kMatMul: return fb::OpKind::MatMul;
+    case OpKind::kSoftmax: return fb::OpKind::Softmax;
+    case OpKind::kConcat: return fb::OpKind::Concat;
+    case OpKind::kReshape: return fb::OpKind::Reshape;
+    case OpKind::kTranspose: return fb::OpKind::Transpose;
+    case OpKind::kSlice: return fb::OpKind::Slice;
+  }
+  throw_failure("lower: unknown op kind {}", static_cast<int>(k));
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const T* data, size_t n) {
+  std::vector<uint8_t> out(n * sizeof(T));
+  if (n) std::memcpy(out.data(), data, out.size());
+  return out;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// A transpose whose result has the same bytes as its operand: the axes longer than 1 keep their
+// relative order (e.g. [1, 1, H, hd] -> [1, H, 1, hd] for one token).
+bool transpose_is_identity_in_memory(const Shape& in, const std::vector<int64_t>& perm) {
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (in[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
+class Lowering {
+ public:
+  Lowering(const pipeline::GraphBundle& bundle, const compile::LoweringTarget& target, ProgramPrecision precision)
+      : g_(*bundle.graph()), bundle_(bundle), target_(target), fp_(precision == ProgramPrecision::kFloat16) {
+    enc_ = bundle.encodings().get();
+    if (!fp_) {
+      if (!bundle.quantized() || !enc_ || enc_->is_float())
+        throw_failure("lower: graph {} has no integer encodings for a quantized program", g_.name());
+    }
+  }
+
+  compile::LoweredMethod run(std::string_view method_name, std::string_view delegate_id);
+
+ private:
+  const quant::Encoding& encoding(const std::string& name) const {
+    auto it = enc_->activations.find(name);
+    if (it == enc_->activations.end()) throw_failure("lower: graph {}: tensor {} has no encoding", g_.name(), name);
+    if (it->second.is_float())
+      throw_failure("lower: graph {}: tensor {} is float16 in a quantized program", g_.name(), name);
+    return it->second;
+  }
+
+  void set_quant(fb::TensorT& t, const quant::Encoding& e) {
+    t.type = e.dtype == quant::QDType::kU8 ? fb::ElementType::U8 : fb::ElementType::U16;
+    if (e.dtype != quant::QDType::kU8 && e.dtype != quant::QDType::kU16)
+      throw_failure("lower: graph {}: tensor {} has activation type {} (uint8/uint16 only)", g_.name(), t.name,
+                    quant::qdtype_name(e.dtype));
+    t.quant = std::make_unique<fb::QuantParams>(e.scale, e.zero_point, static_cast<int32_t>(e.qmin),
+                                                static_cast<int32_t>(e.qmax));
+  }
+
+  std::string add_data(const std::string& name, std::string_view tag, std::vector<uint8_t> bytes) {
+    std::string key = fmt::format("{}.{}.{}", name, tag, sha256_hex(std::span<const uint8_t>(bytes)).substr(0, 16));
+    if (!named_.count(key)) named_.emplace(key, pte::NamedData{key, pte::Blob(std::move(bytes))});
+    return key;
+  }
+
+  int new_tensor(std::unique_ptr<fb::TensorT> t) {
+    tensors_.push_back(std::move(t));
+    return static_cast<int>(tensors_.size() - 1);
+  }
+
+  std::vector<float> float_values(const graph::Value& v) const {
+    Tensor t = v.kind == ValueKind::kConstant ? *v.constant : g_.weights()->get(v.name).to_f32();
+    if (t.dtype() != DType::kF32) t = t.to_f32();
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  }
+
+  const quant::WeightEncoding* weight_encoding(const std::string& name) const {
+    if (!enc_) return nullptr;
+    auto it = enc_->weights.find(name);
+    return it == enc_->weights.end() ? nullptr : it->second.get();
+  }
+
+  int data_tensor(ValueId id, Role role, const graph::Op& user);
+  void activation_type(fb::TensorT& t, const graph::Value& v);
+
+  const graph::Graph& g_;
+  const pipeline::GraphBundle& bundle_;
+  const compile::LoweringTarget& target_;
+  const bool fp_;
+  const quant::EncodingSet* enc_ = nullptr;
+  std::vector<std::unique_ptr<fb::TensorT>> tensors_;
+  std::map<std::pair<ValueId, Role>, int> data_tensors_;
+  std::map<std::string, pte::NamedData> named_;
+};
+
+void Lowering::activation_type(fb::TensorT& t, const graph::Value& v) {
+  t.shape = v.type.shape;
+  if (v.type.dtype == DType::kI32) {
+    t.type = fb::ElementType::I32;
+    return;
+  }
+  if (v.type.dtype != DType::kF32)
+    throw_failure("lower: graph {}: value {} has type {} (float32 and int32 only)", g_.name(), v.name,
+                  dtype_name(v.type.dtype));
+  if (fp_) {
+    t.type = fb::ElementType::F32;
+    return;
+  }
+  set_quant(t, encoding(v.name));
+}
+
+int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
+  auto found = data_tensors_.find({id, role});
+  if (found != data_tensors_.end()) return found->second;
+  const graph::Value& v = g_.value(id);
+  auto t = std::make_unique<fb::TensorT>();
+  t->name = v.name;
+  t->shape = v.type.shape;
+  t->kind = v.kind == ValueKind::kWeight ? fb::TensorKind::Weight : fb::TensorKind::Constant;
+  t->storage = fb::Storage::Data;
+  t->weight = std::make_unique<fb::WeightDataT>();
+  fb::WeightDataT& w = *t->weight;
+  w.format = fb::DataFormat::Plain;
+  const std::vector<float> values = float_values(v);
+
+  auto f16_bits = [&]() {
+    std::vector<uint16_t> h(values.size());
+    for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_f16(values[i]);
+    return h;
+  };
+  auto rounded_f32 = [&]() {
+    std::vector<float> r(values.size());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = f16_to_f32(f32_to_f16(values[i]));
+    return r;
+  };
+
+  switch (role) {
+    case Role::kLinearWeight: {
+      if (v.type.shape.size() != 2) throw_failure("lower: linear weight {} is not 2-D", v.name);
+      const int64_t rows = v.type.shape[0], cols = v.type.shape[1];
+      if (fp_) {  // the QDQ reference rounds float16 weights from the float originals
+        const auto h = f16_bits();
+        t->type = fb::ElementType::F16;
+        w.data = add_data(v.name, "f16", bytes_of(h.data(), h.size()));
+        break;
+      }
+      const quant::WeightEncoding* we = weight_encoding(v.name);
+      if (!we || we->is_float() || we->rows != rows || we->cols != cols)
+        throw_failure("lower: graph {}: linear weight {} has no integer encoding of shape [{}, {}]", g_.name(), v.name,
+                      rows, cols);
+      const int bits = quant::qdtype_bits(we->dtype);
+      w.block_size = we->block_size;
+      w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
+      if (bits == 4 || bits == 8 || bits == 16) {
+        std::vector<uint8_t> packed(kernels::packed_linear_bytes(rows, cols, bits));
+        kernels::pack_linear_weights(we->values.data(), rows, cols, bits, packed.data());
+        const auto sums = kernels::linear_block_sums(we->values.data(), rows, cols, we->block_size);
+        t->type = bits == 16 ? fb::ElementType::I16 : fb::ElementType::I8;
+        w.format = bits == 4 ? fb::DataFormat::PackedInt4 : bits == 8 ? fb::DataFormat::PackedInt8 : fb::DataFormat::PackedInt16;
+        w.data = add_data(v.name, fmt::format("packed{}", bits), std::move(packed));
+        w.block_sums = add_data(v.name, "block_sums", bytes_of(sums.data(), sums.size()));
+        if (we->block_size > 0) {  // single-row (decode) calls read scales and sums regrouped
+          std::vector<uint8_t> meta(kernels::block_meta_bytes(rows, cols, we->block_size));
+          kernels::pack_block_meta(we->scales.data(), sums.data(), rows, cols, we->block_size, meta.data());
+          w.block_meta = add_data(v.name, "block_meta", std::move(meta));
+        }
+      } else {
+        throw_failure("lower: linear weight {} has {} bits (4, 8, 16 supported)", v.name, bits);
+      }
+      break;
+    }
+    case Role::kGatherTable: {
+      if (v.type.shape.size() != 2) throw_failure("lower: gather table {} is not 2-D", v.name);
+      const graph::Value& result = g_.value(user.result);
+      if (fp_) {
+        if (v.kind == ValueKind::kWeight) {
+          const auto h = f16_bits();
+          t->type = fb::ElementType::F16;
+          w.data = add_data(v.name, "f16", bytes_of(h.data(), h.size()));
+        } else {  // constant tables (RoPE): float16-rounded floats, gathered by row copy
+          const auto r = rounded_f32();
+          t->type = fb::ElementType::F32;
+          w.data = add_data(v.name, "f16r", bytes_of(r.data(), r.size()));
+        }
+        break;
+      }
+      if (v.kind == ValueKind::kConstant) {
+        // Quantizing the table to the result's encoding then gathering rows equals gathering
+        // float rows then quantizing: the gather becomes a row copy of integers.
+        const quant::Encoding& e = encoding(result.name);
+        set_quant(*t, e);
+        if (t->type == fb::ElementType::U8) {
+          std::vector<uint8_t> q(values.size());
+          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint8_t>(quant::quantize_value(values[i], e));
+          w.data = add_data(v.name, "u8", std::move(q));
+        } else {
+          std::vector<uint16_t> q(values.size());
+          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint16_t>(quant::quantize_value(values[i], e));
+          w.data = add_data(v.name, "u16", bytes_of(q.data(), q.size()));
+        }
+        break;
+      }
+      const quant::WeightEncoding* we = weight_encoding(v.name);
+      if (!we || we->is_float() || we->rows != v.type.shape[0] || we->cols != v.type.shape[1])
+        throw_failure("lower: graph {}: gather table {} has no integer encoding", g_.name(), v.name);
+      const int bits = quant::qdtype_bits(we->dtype);
+      w.block_size = we->block_size;
+      w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
+      if (bits <= 8) {
+        std::vector<int8_t> q(we->values.size());
+        for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(we->values[i]);
+        t->type = fb::ElementType::I8;
+        w.format = fb::DataFormat::ScaledInt8;
+        w.data = add_data(v.name, "table_i8", bytes_of(q.data(), q.size()));
+      } else {
+        t->type = fb::ElementType::I16;
+        w.format = fb::DataFormat::ScaledInt16;
+        w.data = add_data(v.name, "table_i16", bytes_of(we->values.data(), we->values.size()));
+      }
+      break;
+    }
+    case Role::kLinearBias:
+      if (fp_) {  // the QDQ reference adds the float16-rounded bias
+        const auto r = rounded_f32();
+        t->type = fb::ElementType::F32;
+        w.data = add_data(v.name, "f16r", bytes_of(r.data(), r.size()));
+        break;
+      }
+      [[fallthrough]];
+    case Role::kFloat:
+      t->type = fb::ElementType::F32;
+      w.data = add_data(v.name, "f32", bytes_of(values.data(), values.size()));
+      break;
+  }
+  const int index = new_tensor(std::move(t));
+  data_tensors_[{id, role}] = index;
+  return index;
+}
+
+compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_view delegate_id) {
+  const auto& values = g_.values();
+  const auto& ops = g_.ops();
+  const int64_t n_ops = static_cast<int64_t>(ops.size());
+  const bool shared = target_.shared_buffer;
+
+  // Activations and inputs: one tensor per value, index = value id (weights/constants get
+  // placeholders here and their real tensors, per role, after).
+  std::vector<int> value_tensor(values.size(), -1);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const graph::Value& v = values[i];
+    auto t = std::make_unique<fb::TensorT>();
+    t->name = v.name;
+    if (v.kind == ValueKind::kInput || v.kind == ValueKind::kOpResult) {
+      activation_type(*t, v);
+      t->kind = v.kind == ValueKind::kInput ? fb::TensorKind::Input : fb::TensorKind::Activation;
+      value_tensor[i] = new_tensor(std::move(t));
+    }
+  }
+
+  // Ops, with weight/constant operands resolved per role.
+  std::vector<std::unique_ptr<fb::OpT>> fops;
+  for (const graph::Op& op : ops) {
+    auto o = std::make_unique<fb::OpT>();
+    o->kind = op_kind(op.kind);
+    o->name = values[static_cast<size_t>(op.result)].name;
+    o->output = value_tensor[static_cast<size_t>(op.result)];
+    for (size_t j = 0; j < op.operands.size(); ++j) {
+      const ValueId id = op.operands[j];
+      const graph::Value& v = values[static_cast<size_t>(id)];
+      if (v.kind == ValueKind::kWeight || v.kind == ValueKind::kConstant) {
+        Role role = Role::kFloat;
+        if (op.kind == OpKind::kLinear) role = j == 1 ? Role::kLinearWeight : Role::kLinearBias;
+        if (op.kind == OpKind::kGather && j == 0) role = Role::kGatherTable;
+        o->inputs.push_back(data_tensor(id, role, op));
+      } else {
+        o->inputs.push_back(value_tensor[static_cast<size_t>(id)]);
+      }
+    }
+    const auto& in0 = values[static_cast<size_t>(op.operands[0])];
+    switch (op.kind) {
+      case OpKind::kRmsNorm:
+        o->eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
+        break;
+      case OpKind::kConcat: {
+        int64_t axis = graph::attr_int(op.attrs, "axis");
+        if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
+        o->axis = static_cast<int32_t>(axis);
+        break;
+      }
+      case OpKind::kSlice: {
+        int64_t axis = graph::attr_int(op.attrs, "axis");
+        if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
+        o->axis = static_cast<int32_t>(axis);
+        o->start = graph::attr_int(op.attrs, "start");
+        break;
+      }
+      case OpKind::kTranspose:
+        for (int64_t p : graph::attr_ints(op.attrs, "perm")) o->perm.push_back(static_cast<int32_t>(p));
+        break;
+      default:
+        break;
+    }
+    // Passthrough ops move integers: their operands must share the result's encoding.
+    if (!fp_ && (op.kind == OpKind::kConcat || op.kind == OpKind::kReshape || op.kind == OpKind::kTranspose ||
+                 op.kind == OpKind::kSlice)) {
+      const fb::TensorT& r = *tensors_[static_cast<size_t>(o->output)];
+      for (int in : o->inputs) {
+        const fb::TensorT& x = *tensors_[static_cast<size_t>(in)];
+        const bool same = x.type == r.type && (!x.quant) == (!r.quant) &&
+                          (!x.quant || (x.quant->scale() == r.quant->scale() &&
+                                        x.quant->zero_point() == r.quant->zero_point() &&
+                                        x.quant->qmin() == r.quant->qmin() && x.quant->qmax() == r.quant->qmax()));
+        if (!same)
+          throw_failure("lower: graph {}: {} '{}' reads '{}' on a different encoding", g_.name(),
+                        graph::op_kind_name(op.kind), r.name, x.name);
+      }
+    }
+    fops.push_back(std::move(o));
+  }
+
+  // Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
+  std::vector<int> root(tensors_.size());
+  for (size_t t = 0; t < root.size(); ++t) root[t] = static_cast<int>(t);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const graph::Op& op = ops[i];
+    const fb::OpT& o = *fops[i];
+    bool view = op.kind == OpKind::kReshape;
+    if (op.kind == OpKind::kTranspose)
+      view = transpose_is_identity_in_memory(values[static_cast<size_t>(op.operands[0])].type.shape,
+                                             graph::attr_ints(op.attrs, "perm"));
+    if (view) root[static_cast<size_t>(o.output)] = root[static_cast<size_t>(o.inputs[0])];
+  }
+
+  // Lifetimes of every root, in op indices (-1: live on entry; n_ops: read after the last op).
+  std::vector<int64_t> first(tensors_.size(), 0), last(tensors_.size(), -2);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const fb::OpT& o = *fops[i];
+    const size_t r = static_cast<size_t>(root[static_cast<size_t>(o.output)]);
+    if (r == static_cast<size_t>(o.output)) first[r] = static_cast<int64_t>(i);
+    last[r] = std::max(last[r], static_cast<int64_t>(i));
+    for (int in : o.inputs) {
+      const size_t ri = static_cast<size_t>(root[static_cast<size_t>(in)]);
+      last[ri] = std::max(last[ri], static_cast<int64_t>(i));
+    }
+  }
+
+  // A concat read in place by its consumer (the executor fuses concat(cache, new) into the
+  // attention matmul) needs its operands alive until the concat result's last use.
+  for (size_t i = ops.size(); i-- > 0;) {
+    if (ops[i].kind != OpKind::kConcat) continue;
+    const int64_t until = last[static_cast<size_t>(root[static_cast<size_t>(fops[i]->output)])];
+    for (int in : fops[i]->inputs) {
+      const size_t r = static_cast<size_t>(root[static_cast<size_t>(in)]);
+      last[r] = std::max(last[r], until);
+    }
+  }
+
+  // Method inputs.
+  std::vector<std::unique_ptr<fb::IoT>> ins, outs;
+  compile::LoweredMethod m;
+  const auto* io_dtypes = bundle_.quant_io_dtypes() ? &*bundle_.quant_io_dtypes() : nullptr;
+  auto io_dtype = [&](const fb::TensorT& t) {
+    switch (t.type) {
+      case fb::ElementType::I32: return DType::kI32;
+      case fb::ElementType::U8: return DType::kU8;
+      case fb::ElementType::U16: return DType::kU16;
+      default: return DType::kF32;
+    }
+  };
+  for (size_t i = 0; i < g_.inputs().size(); ++i) {
+    const ValueId id = g_.inputs()[i];
+    const int t = value_tensor[static_cast<size_t>(id)];
+    fb::TensorT& tt = *tensors_[static_cast<size_t>(t)];
+    auto io = std::make_unique<fb::IoT>();
+    io->name = tt.name;
+    io->tensor = t;
+    if (shared) {
+      tt.storage = fb::Storage::Input;
+      tt.io_index = static_cast<int32_t>(i);
+    } else {
+      io->copy = true;
+      first[static_cast<size_t>(t)] = -1;
+      last[static_cast<size_t>(t)] = std::max<int64_t>(last[static_cast<size_t>(t)], 0);
+    }
+    const DType d = io_dtype(tt);
+    if (!fp_ && io_dtypes) {
+      auto it = io_dtypes->inputs.find(tt.name);
+      if (it != io_dtypes->inputs.end() && it->second != d)
+        throw_failure("lower: graph {}: input {} is {} in the program but {} in quant_io_dtypes", g_.name(), tt.name,
+                      dtype_name(d), dtype_name(it->second));
+    }
+    m.inputs.push_back({tt.name, d, tt.shape});
+    ins.push_back(std::move(io));
+  }
+  // Method outputs: written in place into the caller's buffer when shared buffers are on and the
+  // value's storage is free to bind; otherwise copied out of the arena after the last op.
+  std::vector<bool> bound(tensors_.size(), false);
+  for (size_t j = 0; j < g_.outputs().size(); ++j) {
+    const auto& out = g_.outputs()[j];
+    const int t = value_tensor[static_cast<size_t>(out.value)];
+    const size_t r = static_cast<size_t>(root[static_cast<size_t>(t)]);
+    fb::TensorT& rt = *tensors_[r];
+    auto io = std::make_unique<fb::IoT>();
+    io->name = out.name;
+    io->tensor = t;
+    if (shared && rt.kind == fb::TensorKind::Activation && !bound[r]) {
+      bound[r] = true;
+      rt.storage = fb::Storage::Output;
+      rt.io_index = static_cast<int32_t>(j);
+      rt.kind = fb::TensorKind::Output;
+    } else {
+      io->copy = true;
+      last[r] = n_ops;
+    }
+    const fb::TensorT& tt = *tensors_[static_cast<size_t>(t)];
+    const DType d = io_dtype(tt);
+    if (!fp_ && io_dtypes) {
+      auto it = io_dtypes->outputs.find(out.name);
+      if (it != io_dtypes->outputs.end() && it->second != d)
+        throw_failure("lower: graph {}: output {} is {} in the program but {} in quant_io_dtypes", g_.name(), out.name,
+                      dtype_name(d), dtype_name(it->second));
+    }
+    m.outputs.push_back({out.name, d, tt.shape});
+    outs.push_back(std::move(io));
+  }
+
+  // Memory plan: every arena root, then each op's float temporaries (alive during that op only).
+  std::vector<compile::BufferRequest> requests;
+  std::vector<int> request_tensor;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const fb::TensorT& tt = *tensors_[t];
+    if (tt.storage != fb::Storage::Arena || root[t] != static_cast<int>(t)) continue;
+    if (tt.kind != fb::TensorKind::Activation && tt.kind != fb::TensorKind::Input) continue;
+    if (last[t] < -1) continue;  // never read, never written (an unused input)
+    const uint64_t size = static_cast<uint64_t>(numel(tt.shape)) * element_size(tt.type);
+    requests.push_back({size, first[t], std::max(last[t], first[t])});
+    request_tensor.push_back(static_cast<int>(t));
+  }
+  const fb::Precision precision = fp_ ? fb::Precision::Float16 : fb::Precision::Quantized;
+  for (size_t i = 0; i < fops.size(); ++i) {
+    fb::OpT& o = *fops[i];
+    std::vector<OperandInfo> infos;
+    for (int in : o.inputs) infos.push_back({tensors_[static_cast<size_t>(in)]->type, numel(tensors_[static_cast<size_t>(in)]->shape)});
+    const fb::TensorT& ot = *tensors_[static_cast<size_t>(o.output)];
+    o.scratch_bytes = op_scratch_bytes(o.kind, precision, infos, {ot.type, numel(ot.shape)});
+    if (o.scratch_bytes == 0) continue;
+    requests.push_back({o.scratch_bytes, static_cast<int64_t>(i), static_cast<int64_t>(i)});
+    request_tensor.push_back(-1 - static_cast<int>(i));
+  }
+  const compile::MemoryPlan plan = compile::plan_memory(requests, 64);
+  for (size_t k = 0; k < requests.size(); ++k) {
+    const int who = request_tensor[k];
+    if (who >= 0) tensors_[static_cast<size_t>(who)]->offset = plan.offsets[k];
+    else fops[static_cast<size_t>(-1 - who)]->scratch_offset = plan.offsets[k];
+  }
+  // Views take their root's storage.
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const size_t r = static_cast<size_t>(root[t]);
+    if (r == t) continue;
+    tensors_[t]->storage = tensors_[r]->storage;
+    tensors_[t]->offset = tensors_[r]->offset;
+    tensors_[t]->io_index = tensors_[r]->io_index;
+  }
+
+  fb::MethodT method;
+  method.version = kPayloadVersion;
+  method.name = std::string(method_name);
+  method.precision = precision;
+  method.tensors = std::move(tensors_);
+  method.ops = std::move(fops);
+  method.inputs = std::move(ins);
+  method.outputs = std::move(outs);
+  method.planned_bytes = plan.total_bytes;
+  method.lower_bound_bytes = plan.lower_bound_bytes;
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(fb::Method::Pack(builder, &method), fb::MethodIdentifier());
+
+  m.delegate_id = std::string(delegate_id);
+  m.payload = pte::Blob(std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  for (auto& [key, data] : named_) m.named_data.push_back(std::move(data));
+  m.planned_bytes = plan.total_bytes;
+  m.lower_bound_bytes = plan.lower_bound_bytes;
+  return m;
+}
+
+}  // namespace
+
+compile::LoweredMethod lower_graph(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                                   const compile::LoweringTarget& target, std::string_view delegate_id,
+                                   ProgramPrecision precision) {
+  if (!bundle.graph()) throw_failure("lower: method {} has no graph", method_name);
+  return Lowering(bundle, target, precision).run(method_name, delegate_id);
+}
+
+}  // namespace genai::backends

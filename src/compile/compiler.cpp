@@ -1,0 +1,231 @@
+// The compilation strategy: lower every graph through the compiler adapter, group the methods by
+// artifact key, size the group's scratch, add the constant methods, then write the programs, the
+// tokenizer and finally manifest.json (the commit marker of an artifact dir).
+#include "compile/compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "compile/compiler_adapter.h"
+#include "compile/constant_methods.h"
+#include "compile/runtime_tokenizer.h"
+#include "compile/source_checksum.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "pte/program_writer.h"
+#include "target/compile_spec.h"
+
+namespace genai::compile {
+namespace {
+
+struct Group {
+  std::vector<std::pair<pipeline::GraphName, CompiledMethod>> methods;
+  uint64_t scratch = 0;      // largest planned_bytes of its methods
+  uint64_t lower_bound = 0;  // largest lower bound of its methods
+  pte::Program program;
+};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+// Unions the methods' named data: one entry per key (a key names its content, so equal keys must
+// carry equal bytes), sorted by key so the program does not depend on method order.
+std::vector<pte::NamedData> union_named_data(const Group& group, pipeline::ArtifactKey key) {
+  std::map<std::string, const pte::NamedData*> by_key;
+  for (const auto& [name, method] : group.methods) {
+    for (const pte::NamedData& d : method.named_data) {
+      auto [it, inserted] = by_key.emplace(d.key, &d);
+      if (!inserted && !(it->second->data == d.data)) {
+        throw_failure("compile {}: named data key {} holds different bytes in two methods", artifact_key_name(key),
+                      d.key);
+      }
+    }
+  }
+  std::vector<pte::NamedData> out;
+  out.reserve(by_key.size());
+  for (const auto& [k, d] : by_key) out.push_back(*d);
+  return out;
+}
+
+nlohmann::json manifest_json(const CompileRequest& request, const CompileResult& result,
+                             const std::optional<RuntimeTokenizer>& tokenizer, const std::optional<std::string>& sha) {
+  nlohmann::json m = nlohmann::json::object();
+  m["format"] = "genai-artifacts";
+  m["version"] = 1;
+  nlohmann::json artifacts = nlohmann::json::object(), methods = nlohmann::json::object();
+  for (const auto& [key, path] : result.artifacts) artifacts[std::string(artifact_key_name(key))] = path.filename().string();
+  for (const auto& [key, names] : result.methods) methods[std::string(artifact_key_name(key))] = names;
+  m["artifacts"] = artifacts;
+  m["methods"] = methods;
+  m["tokenizer"] = tokenizer ? nlohmann::json(tokenizer->file_name) : nlohmann::json(nullptr);
+  m["soc_model"] = std::string(request.soc->name);
+  m["backend"] = target::backend_type_name(request.backend_type);
+  m["options"] = request.options;
+  if (request.checkpoint_path) {
+    m["source"] = {{"path", request.checkpoint_path->string()}, {"sha256", *sha}};
+  } else {
+    m["source"] = nullptr;
+  }
+  m["planned_bytes"] = result.planned_bytes;
+  m["lower_bound_bytes"] = result.lower_bound_bytes;
+  return m;
+}
+
+}  // namespace
+
+pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
+  switch (graph) {
+    case pipeline::GraphName::kKvForward:
+    case pipeline::GraphName::kPrefillForward:
+      return pipeline::ArtifactKey::kTextDecoder;
+    case pipeline::GraphName::kTokEmbeddingKvForward:
+    case pipeline::GraphName::kTokEmbeddingPrefillForward:
+      return pipeline::ArtifactKey::kTokEmbedding;
+  }
+  throw_failure("compile: graph {} belongs to no artifact", static_cast<int>(graph));
+}
+
+std::string artifact_file_name(pipeline::ArtifactKey key) { return std::string(artifact_key_name(key)) + ".pte"; }
+
+std::vector<CompileSpec> specs_with_spill_fill_size(const std::vector<CompileSpec>& specs, uint64_t scratch) {
+  std::vector<CompileSpec> out = specs;
+  for (CompileSpec& spec : out) {
+    if (spec.key != kQnnCompileSpecKey) continue;
+    target::QnnOptions options = target::decode_qnn_options(spec.value);
+    if (!options.htp_options) return out;
+    if (scratch > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      throw_failure("compile: scratch of {} bytes does not fit the compile spec's max_sf_buf_size (int32)", scratch);
+    }
+    options.htp_options->max_sf_buf_size = static_cast<int32_t>(scratch);
+    spec.value = target::encode_qnn_options(options);
+    return out;  // the runtime reads the first QNN entry only
+  }
+  return out;
+}
+
+CompileResult compile_artifacts(const CompileRequest& request) {
+  const auto t0 = std::chrono::steady_clock::now();
+  namespace fs = std::filesystem;
+  if (!request.soc) throw_input_error("compile: no target SoC (--soc_model; valid: {})", target::valid_soc_names());
+  if (request.graphs.empty()) throw_input_error("compile: no graphs to compile");
+  if (request.artifact_dir.empty()) throw_input_error("compile: no artifact dir (-a/--artifact)");
+  const std::string soc_name(request.soc->name);
+  const std::string backend_name = target::backend_type_name(request.backend_type);
+  const Backend* backend = find_backend(request.backend_type);
+  if (!backend) {
+    const auto names = backend_names();
+    throw_input_error("--backend {}: this build cannot compile for it on {} (available backends: {})", backend_name,
+                      soc_name, names.empty() ? std::string("none registered") : join(names));
+  }
+
+  LoweringTarget target;
+  target.soc = request.soc;
+  target.backend_type = request.backend_type;
+  target.compile_specs = request.compile_specs;
+  target.use_fp16 = request.use_fp16;
+  target.shared_buffer = request.shared_buffer;
+  check_target_matches_specs(target);  // before any lowering work
+
+  // Lower every graph (kv_forward before prefill_forward: GraphBundles is ordered by name enum).
+  const CompilerAdapter adapter(*backend);
+  std::map<pipeline::ArtifactKey, Group> groups;
+  for (const auto& [graph, bundle] : request.graphs) {
+    const std::string method(pipeline::graph_name_str(graph));
+    const auto start = std::chrono::steady_clock::now();
+    CompiledMethod compiled = adapter.compile_method(method, bundle, target);
+    log::info("compiled {} for {} ({}): planned {} bytes, lower bound {} ({:.2f} s)", method, soc_name, backend_name,
+              compiled.planned_bytes, compiled.lower_bound_bytes,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    groups[artifact_key_of(graph)].methods.emplace_back(graph, std::move(compiled));
+  }
+
+  CompileResult result;
+  for (auto& [key, group] : groups) {
+    // Real methods sorted by name, as upstream's emitter orders them.
+    std::stable_sort(group.methods.begin(), group.methods.end(),
+                     [](const auto& a, const auto& b) { return a.second.method.name < b.second.method.name; });
+    for (const auto& [graph, m] : group.methods) {
+      group.scratch = std::max(group.scratch, m.planned_bytes);
+      group.lower_bound = std::max(group.lower_bound, m.lower_bound_bytes);
+    }
+    if (group.scratch > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      throw_failure("compile {}: scratch of {} bytes does not fit a program", artifact_key_name(key), group.scratch);
+    }
+    const std::vector<CompileSpec> specs = specs_with_spill_fill_size(request.compile_specs, group.scratch);
+    pte::Program& program = group.program;
+    std::vector<std::string> names;
+    for (auto& [graph, m] : group.methods) {
+      m.method.non_const_buffer_sizes = {0, static_cast<int64_t>(group.scratch)};
+      for (pte::Delegate& d : m.method.delegates) d.compile_specs = specs;
+      program.methods.push_back(m.method);
+      names.push_back(m.method.name);
+      result.method_reports[m.method.name] = MethodReport{m.delegate_id, m.planned_bytes, m.lower_bound_bytes};
+    }
+    program.named_data = union_named_data(group, key);
+    if (key == pipeline::ArtifactKey::kTextDecoder) {
+      auto decode = request.graphs.find(pipeline::GraphName::kKvForward);
+      if (decode == request.graphs.end()) {
+        throw_input_error("compile: the text decoder needs the kv_forward graph (its constant methods come from it)");
+      }
+      for (pte::Method& c : decoder_constant_methods(decode->second)) {
+        names.push_back(c.name);
+        program.methods.push_back(std::move(c));
+      }
+    }
+    const auto check_start = std::chrono::steady_clock::now();
+    if (auto problem = pte::find_program_problem(program)) {
+      throw_failure("compile {}: inconsistent program: {}", artifact_key_name(key), *problem);
+    }
+    log::debug("program {} assembled and checked: {:.2f} s", artifact_key_name(key),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count());
+    result.methods[key] = std::move(names);
+    result.artifacts[key] = request.artifact_dir / artifact_file_name(key);
+    result.planned_bytes += group.scratch;
+    result.lower_bound_bytes += group.lower_bound;
+  }
+
+  // Source checksum before touching the dir: an unreadable checkpoint fails with nothing written.
+  std::optional<std::string> sha;
+  if (request.checkpoint_path) {
+    const auto start = std::chrono::steady_clock::now();
+    sha = source_checksum(*request.checkpoint_path);
+    log::debug("checksum of {}: {:.2f} s", request.checkpoint_path->string(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+
+  // Writing. manifest.json goes last and is removed first, so a dir whose programs are from an
+  // interrupted run never carries a manifest naming them.
+  std::error_code ec;
+  if (fs::exists(request.artifact_dir, ec) && !fs::is_directory(request.artifact_dir, ec)) {
+    throw_input_error("-a/--artifact {}: exists and is not a folder", request.artifact_dir.string());
+  }
+  fs::create_directories(request.artifact_dir, ec);
+  if (ec) throw_input_error("-a/--artifact {}: cannot create the folder: {}", request.artifact_dir.string(), ec.message());
+  remove_stale_temp_files(request.artifact_dir);
+  result.manifest_path = request.artifact_dir / kManifestFileName;
+  fs::remove(result.manifest_path, ec);
+  for (const auto& [key, group] : groups) {
+    const auto start = std::chrono::steady_clock::now();
+    const pte::ProgramLayout layout = pte::write_program(result.artifacts.at(key), group.program);
+    log::info("wrote {} ({} bytes, {} methods, {} named data, {:.2f} s)", result.artifacts.at(key).string(),
+              layout.file_size, group.program.methods.size(), group.program.named_data.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::optional<RuntimeTokenizer> tokenizer;
+  if (request.tokenizer_path) {
+    const auto start = std::chrono::steady_clock::now();
+    tokenizer = write_runtime_tokenizer(*request.tokenizer_path, request.artifact_dir);
+    log::debug("tokenizer {}: {:.2f} s", tokenizer->file_name,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_file_atomic(result.manifest_path, manifest_json(request, result, tokenizer, sha).dump(2) + "\n");
+  return result;
+}
+
+}  // namespace genai::compile

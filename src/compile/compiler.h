@@ -1,0 +1,73 @@
+// The compilation stage: {graph_name: GraphBundle} -> one multi-method .pte per artifact key in an
+// artifact dir, plus manifest.json. Upstream's DefaultCompilerAdapter (one graph -> one method,
+// target check, memory plan) and the strategy around it (grouping, shared weights, constant
+// methods, scratch size per group). Every file is written atomically; identical requests give
+// byte-identical files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compile/backend.h"
+#include "pipeline/artifact_keys.h"
+#include "pipeline/graph_bundle.h"
+
+namespace genai::compile {
+
+struct CompileRequest {
+  const target::SocInfo* soc = nullptr;
+  target::BackendType backend_type = target::BackendType::kHtpBackend;
+  pipeline::GraphBundles graphs;                // kv_forward (+ prefill_forward) (+ tok_embedding_*)
+  std::vector<CompileSpec> compile_specs;  // options::spec_builder_from_options(...).build()
+  bool use_fp16 = false;
+  bool shared_buffer = false;
+  std::filesystem::path artifact_dir;
+  // Recorded in manifest.json: the tokenizer file is copied next to the programs, the checkpoint
+  // is recorded with its checksum, `options` is the option set used (JSON object).
+  std::optional<std::filesystem::path> tokenizer_path;
+  std::optional<std::filesystem::path> checkpoint_path;
+  nlohmann::json options = nlohmann::json::object();
+};
+
+struct MethodReport {
+  std::string delegate_id;
+  uint64_t planned_bytes = 0;
+  uint64_t lower_bound_bytes = 0;
+};
+
+struct CompileResult {
+  pipeline::ArtifactMap artifacts;  // key -> .pte path
+  std::map<pipeline::ArtifactKey, std::vector<std::string>> methods;  // key -> method names (all)
+  std::map<std::string, MethodReport> method_reports;                 // by graph name
+  uint64_t planned_bytes = 0;      // sum over groups of the group's scratch (largest method)
+  uint64_t lower_bound_bytes = 0;  // the same sum of lower bounds
+  std::filesystem::path manifest_path;
+  double seconds = 0.0;
+};
+
+// text_decoder for kv_forward / prefill_forward, tok_embedding for tok_embedding_<graph>.
+pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph);
+// "<artifact_key>.pte", e.g. "text_decoder.pte".
+std::string artifact_file_name(pipeline::ArtifactKey key);
+
+// The group's compile specs: the QNN entry re-encoded with htp_options.max_sf_buf_size = `scratch`
+// (the spill-fill buffer shared across the contexts of one program); specs without a QNN entry or
+// without HTP options are returned unchanged. Failure when `scratch` exceeds the int32 field.
+std::vector<CompileSpec> specs_with_spill_fill_size(const std::vector<CompileSpec>& specs, uint64_t scratch);
+
+// Runs the stage. InputError (exit 2) for unsupported combinations and target/spec disagreement,
+// naming the SoC, option or op; nothing is left half-written on any error.
+CompileResult compile_artifacts(const CompileRequest& request);
+
+// manifest.json: {"format": "genai-artifacts", "version": 1, "artifacts": {key: file name},
+// "methods": {key: [names]}, "tokenizer": file name, "soc_model", "backend", "options": {...},
+// "source": {"path", "sha256"}, "planned_bytes", "lower_bound_bytes"}.
+inline constexpr std::string_view kManifestFileName = "manifest.json";
+
+}  // namespace genai::compile

@@ -1,0 +1,28 @@
+// The non-linear ops, computed in float32 between dequantize and requantize (or on f16-rounded
+// floats in the fp16 program). The scalar build computes exactly what the graph interpreter
+// (src/graph/interpreter.cpp) computes, so a quantized program matches the QDQ reference bit for
+// bit in scalar mode and within one step of the output encoding vectorised. Vectorised error:
+// rope, add, mul are bit-exact; rms_norm sums squares in double lanes (only the summation order
+// differs: |error| ~1e-16 relative before the float cast); softmax and silu use a polynomial exp
+// (Highway, about 1 ulp) and reorder the double sum: a few float ulps in all, far below one step
+// of a 16-bit encoding except when a value sits on a rounding boundary (then one step).
+#pragma once
+
+#include <cstdint>
+
+namespace genai::kernels {
+
+// x, y: [rows, dim]; weight [dim]; y may alias x.
+void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps, float* y);
+// Softmax over the last axis of [rows, n], in place.
+void softmax(float* x, int64_t rows, int64_t n);
+// y = x * sigmoid(x), in place.
+void silu(float* x, int64_t n);
+// HF rotate-half RoPE on x [heads, seq, head_dim] with tables cos, sin [seq, head_dim] shared by
+// every head: y = x*cos + rotate_half(x)*sin. y may alias x.
+void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y);
+// Elementwise on equal-length rows: y = a + b, y = a * b (y may alias a or b).
+void add(const float* a, const float* b, int64_t n, float* y);
+void mul(const float* a, const float* b, int64_t n, float* y);
+
+}  // namespace genai::kernels

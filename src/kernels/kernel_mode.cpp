@@ -1,0 +1,32 @@
+#include "kernels/kernel_mode.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/simd_kernels.h"
+
+namespace genai::kernels {
+namespace {
+
+KernelMode initial_mode() {
+  const char* v = std::getenv("GENAI_SCALAR_KERNELS");
+  if (v && *v && std::strcmp(v, "0") != 0) return KernelMode::kScalar;
+  return KernelMode::kSimd;
+}
+
+std::atomic<KernelMode>& mode_slot() {
+  static std::atomic<KernelMode> mode{initial_mode()};
+  return mode;
+}
+
+}  // namespace
+
+KernelMode kernel_mode() { return mode_slot().load(std::memory_order_relaxed); }
+void set_kernel_mode(KernelMode mode) { mode_slot().store(mode, std::memory_order_relaxed); }
+
+std::string_view simd_target_name() { return simd::target_name(); }
+
+bool use_simd() { return kernel_mode() == KernelMode::kSimd && simd::available(); }
+
+}  // namespace genai::kernels

@@ -1,0 +1,58 @@
+#include "kernels/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/half.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
+
+namespace genai::kernels {
+
+namespace scalar {
+
+// quant::quantize_value: round half even of x / scale, clamped in float (no integer overflow
+// for huge or infinite x), NaN -> zero point.
+void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  const float lo = static_cast<float>(p.qmin - p.zero_point), hi = static_cast<float>(p.qmax - p.zero_point);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = std::nearbyint(x[i] / p.scale);
+    const float c = std::isnan(r) ? 0.0f : std::clamp(r, lo, hi);
+    const int32_t v = static_cast<int32_t>(c) + p.zero_point;
+    if (t == ActType::kU8) static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
+    else static_cast<uint16_t*>(q)[i] = static_cast<uint16_t>(v);
+  }
+}
+
+void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = t == ActType::kU8 ? static_cast<const uint8_t*>(q)[i] : static_cast<const uint16_t*>(q)[i];
+    x[i] = static_cast<float>(v - p.zero_point) * p.scale;
+  }
+}
+
+void round_to_f16(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = f16_to_f32(f32_to_f16(x[i]));
+}
+
+}  // namespace scalar
+
+void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  if (n <= 0) return;
+  if (use_simd()) simd::quantize(x, n, p, t, q);
+  else scalar::quantize(x, n, p, t, q);
+}
+
+void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
+  if (n <= 0) return;
+  if (use_simd()) simd::dequantize(q, t, n, p, x);
+  else scalar::dequantize(q, t, n, p, x);
+}
+
+void round_to_f16(float* x, int64_t n) {
+  if (n <= 0) return;
+  if (use_simd()) simd::round_to_f16(x, n);
+  else scalar::round_to_f16(x, n);
+}
+
+}  // namespace genai::kernels

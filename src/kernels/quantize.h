@@ -1,0 +1,25 @@
+// Moving between float32 and quantized activations with the one arithmetic of
+// docs/quantization.md: q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax),
+// x = (q - zero_point) * scale (float32, in that order).
+#pragma once
+
+#include <cstdint>
+
+namespace genai::kernels {
+
+// Storage type of a quantized activation.
+enum class ActType : uint8_t { kU8, kU16 };
+
+struct QParams {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  int32_t qmin = 0, qmax = 65535;
+};
+
+void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q);
+void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x);
+// Float16 round trip in place (round to nearest even; beyond +-65504 becomes infinity): the fp16
+// program's "quantization".
+void round_to_f16(float* x, int64_t n);
+
+}  // namespace genai::kernels

@@ -1,0 +1,17 @@
+#include "orchestrator/builtin_strategies.h"
+
+#include "backends/register_builtin.h"
+
+namespace genai::orchestrator {
+
+void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrategyOptions& options) {
+  backends::register_builtin_backends();
+  const std::string engine(kDefaultEngine);
+  registry.add<ModelPreparationStrategy>(engine, [] { return make_model_preparation_strategy(); });
+  registry.add<QuantizationStrategy>(engine, [] { return make_quantization_strategy(); });
+  registry.add<CompilationStrategy>(engine, [] { return make_compilation_strategy(); });
+  TextSink on_text = options.on_text;
+  registry.add<InferenceStrategy>(engine, [on_text] { return make_inference_strategy(on_text); });
+}
+
+}  // namespace genai::orchestrator

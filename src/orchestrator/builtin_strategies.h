@@ -1,0 +1,31 @@
+// The built-in strategies of the "executorch" engine: our native flow for the Qualcomm targets.
+//   model_preparation  load_model + --decoder_model lookup, tokenizer, chat template, calibration text
+//   quantization       quant::quantize_model (calibration, reconciliation), decode_qdq.json into the
+//                      artifact dir, logits SQNR / perplexity of the QDQ decode graph against float
+//   compilation        compile::compile_artifacts (float graphs when quantization was skipped)
+//   inference          the compiled programs on the host runtime (make_compiled_session) + generate
+#pragma once
+
+#include <memory>
+
+#include "llm/generation.h"
+#include "orchestrator/strategy_registry.h"
+
+namespace genai::orchestrator {
+
+inline constexpr std::string_view kDefaultEngine = "executorch";
+
+struct BuiltinStrategyOptions {
+  // Receives the generated text as it is produced (the CLI streams it to stdout); empty: quiet.
+  TextSink on_text;
+};
+
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy();
+std::unique_ptr<QuantizationStrategy> make_quantization_strategy();
+std::unique_ptr<CompilationStrategy> make_compilation_strategy();
+std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {});
+
+// Registers the four under kDefaultEngine and the built-in backends (compile and runtime side).
+void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrategyOptions& options = {});
+
+}  // namespace genai::orchestrator

@@ -1,0 +1,87 @@
+// compilation: {graph_name: GraphBundle} -> .pte files + manifest.json through
+// compile::compile_artifacts. When quantization did not run (fp16 HTP, GPU, or skipped) the
+// prepared float model's graphs are compiled instead (compile::float_bundles), as a float program.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "backends/register_builtin.h"
+#include "compile/compiler.h"
+#include "compile/decoder_metadata.h"
+#include "compile/float_bundles.h"
+#include "model/model.h"
+#include "options/spec_from_options.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/option_readers.h"
+#include "pipeline/exceptions.h"
+#include "target/soc.h"
+
+namespace genai::orchestrator {
+namespace {
+
+using namespace genai::pipeline;
+
+class Compilation final : public CompilationStrategy {
+ public:
+  CompilationOutputConfig invoke(const PipelineContext& context, const CompilationInputConfig& in,
+                                 StageNotes& notes) override {
+    options::OptionValues o = context.extra_options();
+    CompilationInputConfig input = in;
+    const bool float_program = input.graphs.empty();
+    compile::DecoderMetadataOptions mo;
+    mo.max_seq_len = o.get_int("max_seq_len");
+    if (float_program) {
+      if (!input.model)
+        throw ConfigValidationError(fmt::format("[{}] missing required inputs: graphs (quantization output) or the "
+                                                "prepared model (model_preparation output)",
+                                                kStageCompilation));
+      input.graphs = compile::float_bundles(input.model, decoder_graph_options(o), mo.max_seq_len);
+      // A float program on HTP is an fp16 program; its compile spec says so.
+      if (input.backend_type == target::BackendType::kHtpBackend && !o.get_flag("use_fp16"))
+        o.set("use_fp16", true, options::OptionSource::kCommandLine);
+    } else if (input.model) {
+      input.graphs = compile::with_decoder_metadata(input.model->config, input.graphs, mo);
+    }
+    if (!input.compile_specs) input.compile_specs = options::spec_builder_from_options(o).build();
+    input.check_ready();
+
+    compile::CompileRequest req;
+    req.soc = &target::soc_info(input.soc_model);
+    req.backend_type = input.backend_type;
+    req.graphs = input.graphs;
+    req.compile_specs = *input.compile_specs;
+    req.use_fp16 = o.get_flag("use_fp16");
+    req.shared_buffer = o.get_flag("shared_buffer") && !o.get_flag("enable_x86_64");
+    req.artifact_dir = input.artifact_dir;
+    req.tokenizer_path = input.tokenizer_path;
+    req.checkpoint_path = input.checkpoint_path;
+    req.options = o.to_json();
+    const compile::CompileResult r = compile::compile_artifacts(req);
+
+    notes["program"] = float_program ? "float" : "quantized";
+    notes["planned_bytes"] = r.planned_bytes;
+    notes["lower_bound_bytes"] = r.lower_bound_bytes;
+    notes["manifest"] = r.manifest_path.string();
+    nlohmann::json methods = nlohmann::json::object();
+    for (const auto& [key, names] : r.methods) methods[std::string(artifact_key_name(key))] = names;
+    notes["methods"] = std::move(methods);
+    std::string files;
+    for (const auto& [key, path] : r.artifacts) files += (files.empty() ? "" : ", ") + path.filename().string();
+    notes["summary"] = fmt::format("{} program{} for {} {}: {}", float_program ? "float" : "quantized",
+                                   r.artifacts.size() == 1 ? "" : "s", req.soc->name,
+                                   target::backend_type_name(req.backend_type), files);
+
+    CompilationOutputConfig out;
+    out.artifact_paths = r.artifacts;
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CompilationStrategy> make_compilation_strategy() {
+  backends::register_builtin_backends();  // idempotent: the stage also works when run alone
+  return std::make_unique<Compilation>();
+}
+
+}  // namespace genai::orchestrator

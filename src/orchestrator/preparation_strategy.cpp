@@ -1,0 +1,81 @@
+// model_preparation: the checkpoint (--checkpoint, or the model name when it is a path), its
+// tokenizer (--tokenizer_model / --tokenizer_bin override), the --decoder_model lookup, the chat
+// template, and the calibration text when quantization follows.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "model/model.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/model_lookup.h"
+#include "orchestrator/option_readers.h"
+#include "quant/calibration.h"
+
+namespace genai::orchestrator {
+namespace {
+
+using namespace genai::pipeline;
+
+class ModelPreparation final : public ModelPreparationStrategy {
+ public:
+  ModelPreparationOutputConfig invoke(const PipelineContext&, const ModelPreparationInputConfig& in,
+                                      StageNotes& notes) override {
+    const options::OptionValues& o = in.extra_options;
+    const std::string name = o.get_optional_string("decoder_model").value_or("");
+    std::string checkpoint = o.get_optional_string("checkpoint").value_or("");
+    if (checkpoint.empty()) {
+      if (in.model_name.empty() || in.model_name == name || find_decoder_model(in.model_name))
+        throw_input_error("--decoder_model {} needs --checkpoint (a GGUF file, Hugging Face folder or llama2.c .bin): "
+                          "models are never downloaded",
+                          name.empty() ? in.model_name : name);
+      checkpoint = in.model_name;
+    }
+    if (o.has_value("tokenizer_model") && o.has_value("tokenizer_bin"))
+      throw_input_error("--tokenizer_model and --tokenizer_bin exclude each other");
+    LoadOptions load;
+    load.tokenizer_path = o.get_optional_string("tokenizer_model").value_or(o.get_optional_string("tokenizer_bin").value_or(""));
+    log::info("loading {}", checkpoint);
+    auto model = std::make_shared<Model>(load_model(checkpoint, load));
+    if (!model->tokenizer)
+      throw_input_error("{}: no tokenizer in the checkpoint; pass --tokenizer_model or --tokenizer_bin", checkpoint);
+    const ResolvedModel rm =
+        resolve_model(name, model->config, checkpoint, model->chat_format, model->tokenizer->kind());
+    model->chat_format = rm.chat_format;
+
+    ModelPreparationOutputConfig out;
+    out.model = model;
+    out.tokenizer = model->tokenizer;
+    if (!model->tokenizer_path.empty()) out.runtime_tokenizer_path = model->tokenizer_path;
+    out.chat_template = std::string(chat_format_name(rm.chat_format));
+    if (in.need_calibration_data) {
+      const quant::CalibrationOptions co = calibration_options(o);
+      out.calibration_data = quant::calibration_windows(*model, co);
+      notes["calibration_windows"] = out.calibration_data->size();
+      notes["calibration_tokens"] = co.context_len;
+      notes["calibration_source"] = co.sample_files.empty() ? "sampled from the float model" : "--calib_samples";
+    }
+
+    const ModelConfig& c = model->config;
+    notes["checkpoint"] = checkpoint;
+    notes["format"] = checkpoint_format_name(model->format);
+    notes["architecture"] = architecture_name(c.arch);
+    notes["decoder_model"] = rm.spec ? nlohmann::json(std::string(rm.spec->name)) : nlohmann::json(nullptr);
+    notes["decoder_model_from"] = rm.named ? "--decoder_model" : rm.spec ? "checkpoint shape" : "none";
+    notes["chat_format"] = *out.chat_template;
+    notes["tokenizer"] = model->tokenizer->kind();
+    notes["shape"] = {{"dim", c.dim},           {"layers", c.n_layers},     {"heads", c.n_heads},
+                      {"kv_heads", c.n_kv_heads}, {"ffn_dim", c.ffn_dim}, {"vocab", c.vocab_size}};
+    notes["summary"] = fmt::format("{} {} ({}{}), {} layers, dim {}, chat {}", checkpoint_format_name(model->format),
+                                   architecture_name(c.arch), rm.spec ? std::string(rm.spec->name) : c.name,
+                                   rm.spec && !rm.named ? ", identified" : "", c.n_layers, c.dim, *out.chat_template);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy() { return std::make_unique<ModelPreparation>(); }
+
+}  // namespace genai::orchestrator

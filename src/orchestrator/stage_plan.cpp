@@ -1,0 +1,30 @@
+#include "orchestrator/stage_plan.h"
+
+#include "pipeline/stage_names.h"
+
+namespace genai::orchestrator {
+
+bool float_program_requested(const options::OptionValues& v) {
+  return v.get_flag("use_fp16") || v.get_string("backend") == "gpu" ||
+         (v.has_value("quant_recipe") && v.get_string("quant_recipe") == "fp16");
+}
+
+SkipPlan plan_skipped_stages(const options::OptionValues& v) {
+  SkipPlan plan;
+  if (v.has_value("skip_stages")) {
+    for (const auto& s : v.get_list("skip_stages")) plan.emplace(s, "--skip_stages");
+  }
+  if (v.has_value("pre_gen_pte")) {
+    for (auto s : {pipeline::kStageModelPreparation, pipeline::kStageQuantization, pipeline::kStageCompilation}) {
+      plan.emplace(std::string(s), "--pre_gen_pte");
+    }
+  }
+  if (v.get_flag("compile_only")) plan.emplace(std::string(pipeline::kStageInference), "--compile_only");
+  if (float_program_requested(v)) {
+    const char* why = v.get_flag("use_fp16") ? "--use_fp16" : v.get_string("backend") == "gpu" ? "--backend gpu" : "--quant_recipe fp16";
+    plan.emplace(std::string(pipeline::kStageQuantization), std::string(why) + ": float program");
+  }
+  return plan;
+}
+
+}  // namespace genai::orchestrator

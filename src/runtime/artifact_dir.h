@@ -1,0 +1,26 @@
+// An artifact dir as compilation wrote it: manifest.json (compile/compiler.h documents it), the
+// programs it names by artifact key and the tokenizer. Opening checks that every file the
+// manifest names exists (InputError naming the manifest and the missing file).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/artifact_keys.h"
+
+namespace genai::runtime {
+
+struct ArtifactDir {
+  std::filesystem::path dir;
+  nlohmann::json manifest;
+  pipeline::ArtifactMap artifacts;  // key -> absolute path
+  std::optional<std::filesystem::path> tokenizer_path;
+  std::string soc_model, backend;
+};
+
+ArtifactDir open_artifact_dir(const std::filesystem::path& dir);
+
+}  // namespace genai::runtime

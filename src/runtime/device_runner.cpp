@@ -1,0 +1,241 @@
+#include "runtime/device_runner.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "runtime/subprocess.h"
+
+namespace genai::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint16_t kElfMachineAarch64 = 183;  // EM_AARCH64
+constexpr const char* kRunnerName = "genai";  // the binary's name in the device workspace
+
+// The last `n` characters of a log, for error messages.
+std::string tail(const std::string& s, size_t n = 2000) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+AdbCommands::AdbCommands(fs::path adb, DeviceTarget target) : adb_(std::move(adb)), target_(std::move(target)) {}
+
+std::vector<std::string> AdbCommands::prefix(bool with_serial) const {
+  std::vector<std::string> argv{adb_.string()};
+  if (!target_.host.empty()) argv.insert(argv.end(), {"-H", target_.host});
+  if (with_serial && !target_.serial.empty()) argv.insert(argv.end(), {"-s", target_.serial});
+  return argv;
+}
+
+std::vector<std::string> AdbCommands::devices() const {
+  auto argv = prefix(false);
+  argv.push_back("devices");
+  return argv;
+}
+
+std::vector<std::string> AdbCommands::push(const fs::path& local, const std::string& remote) const {
+  auto argv = prefix(true);
+  argv.insert(argv.end(), {"push", local.string(), remote});
+  return argv;
+}
+
+std::vector<std::string> AdbCommands::pull(const std::string& remote, const fs::path& local) const {
+  auto argv = prefix(true);
+  argv.insert(argv.end(), {"pull", remote, local.string()});
+  return argv;
+}
+
+std::vector<std::string> AdbCommands::shell(const std::vector<std::string>& remote_argv, std::string_view cwd,
+                                            std::string_view redirects) const {
+  std::string line;
+  if (!cwd.empty()) line = "cd " + shell_quote(cwd) + " && ";
+  for (size_t i = 0; i < remote_argv.size(); ++i) line += (i ? " " : "") + shell_quote(remote_argv[i]);
+  if (!redirects.empty()) line += " " + std::string(redirects);
+  auto argv = prefix(true);
+  argv.insert(argv.end(), {"shell", line});
+  return argv;
+}
+
+std::string shell_quote(std::string_view arg) {
+  std::string q = "'";
+  for (char c : arg) {
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
+  }
+  return q + "'";
+}
+
+std::vector<std::pair<std::string, std::string>> parse_adb_devices(std::string_view output) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in{std::string(output)};
+  std::string line;
+  while (std::getline(in, line)) {
+    line = trimmed(line);
+    if (line.empty() || line.rfind("List of devices", 0) == 0 || line.rfind("* ", 0) == 0) continue;
+    std::istringstream fields(line);
+    std::string serial, state;
+    if (fields >> serial >> state) out.emplace_back(serial, state);
+  }
+  return out;
+}
+
+fs::path resolve_runner_binary(const fs::path& requested) {
+  fs::path p = requested;
+  if (p.empty()) {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    const fs::path candidate = ec ? fs::path() : self.parent_path() / "genai-aarch64";
+    if (candidate.empty() || !fs::is_regular_file(candidate, ec))
+      throw_input_error(
+          "no runner binary for the device: pass --runner_binary PATH (an aarch64 Android build of genai), or place "
+          "one at {}",
+          candidate.empty() ? "genai-aarch64 next to genai" : candidate.string());
+    p = candidate;
+  }
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw_input_error("--runner_binary {}: cannot be read", p.string());
+  unsigned char h[20] = {};
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  const bool elf = in.gcount() == sizeof h && h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F';
+  const uint16_t machine = static_cast<uint16_t>(h[18] | (h[19] << 8));  // little-endian e_machine
+  if (!elf || h[4] != 2 || h[5] != 1 || machine != kElfMachineAarch64)
+    throw_input_error("--runner_binary {}: not an aarch64 (arm64) ELF executable; the phone cannot run it", p.string());
+  return p;
+}
+
+std::string device_workspace(const ArtifactDir& artifacts) {
+  std::string name = artifacts.dir.filename().string();
+  if (name.empty()) name = artifacts.dir.parent_path().filename().string();  // a path ending in '/'
+  if (name.empty() || name == "." || name == "..") name = "artifacts";
+  return fmt::format("{}/{}", kDeviceWorkspace, name);
+}
+
+std::vector<fs::path> files_to_push(const ArtifactDir& artifacts) {
+  std::vector<fs::path> files;
+  for (const auto& [key, path] : artifacts.artifacts) files.push_back(path);
+  if (artifacts.tokenizer_path) {
+    files.push_back(*artifacts.tokenizer_path);
+    // A tokenizer.json reads its chat template and special tokens from tokenizer_config.json beside it.
+    const fs::path config = artifacts.tokenizer_path->parent_path() / "tokenizer_config.json";
+    std::error_code ec;
+    if (artifacts.tokenizer_path->filename() == "tokenizer.json" && fs::is_regular_file(config, ec)) files.push_back(config);
+  }
+  files.push_back(artifacts.dir / "manifest.json");
+  return files;
+}
+
+DeviceRunResult run_on_device(const DeviceRunRequest& req) {
+  DeviceRunResult result;
+  const char* env_path = std::getenv("PATH");
+  const std::string path_env = !req.path_env.empty() ? req.path_env : env_path ? env_path : "";
+  const auto adb = find_on_path("adb", path_env);
+  if (!adb)
+    throw_failure("--device needs the adb client, which is not on PATH; install it (Debian/Ubuntu: apt-get install adb)");
+  const AdbCommands cmd(*adb, req.target);
+  const std::string where = req.target.host.empty() ? std::string() : fmt::format(" on adb host {}", req.target.host);
+
+  auto run = [&](const std::vector<std::string>& argv) {
+    result.commands.push_back(argv);
+    log::debug("adb: {}", fmt::join(argv, " "));
+    return run_subprocess(argv);
+  };
+
+  const auto listed = run(cmd.devices());
+  if (listed.exit_code != 0)
+    throw_failure("`adb devices` failed{} (exit {}): {}", where, listed.exit_code, trimmed(tail(listed.err + listed.out)));
+  const auto devices = parse_adb_devices(listed.out);
+  std::string known;
+  const std::pair<std::string, std::string>* found = nullptr;
+  for (const auto& d : devices) {
+    known += (known.empty() ? "" : ", ") + d.first + " (" + d.second + ")";
+    if (d.first == req.target.serial) found = &d;
+  }
+  if (!found)
+    throw_input_error("--device {}: not listed by `adb devices`{} (listed: {})", req.target.serial, where,
+                      known.empty() ? "none" : known);
+  if (found->second != "device")
+    throw_failure("--device {}: adb lists it as '{}', not ready ('device'); unlock it and accept USB debugging",
+                  req.target.serial, found->second);
+
+  const std::string ws = device_workspace(req.artifacts);
+  if (!req.skip_push) {
+    auto mk = run(cmd.shell({"mkdir", "-p", ws}));
+    if (mk.exit_code != 0)
+      throw_failure("--device {}: cannot create {} (exit {}): {}", req.target.serial, ws, mk.exit_code,
+                    trimmed(tail(mk.err + mk.out)));
+    std::vector<std::pair<fs::path, std::string>> pushes;
+    for (const auto& f : files_to_push(req.artifacts)) pushes.emplace_back(f, ws + "/" + f.filename().string());
+    for (const auto& f : req.extra_files) pushes.emplace_back(f, ws + "/" + f.filename().string());
+    pushes.emplace_back(req.runner_binary, ws + "/" + kRunnerName);
+    for (const auto& [local, remote] : pushes) {
+      const auto r = run(cmd.push(local, remote));
+      if (r.exit_code != 0)
+        throw_failure("--device {}: pushing {} to {} failed (exit {}): {}", req.target.serial, local.string(), remote,
+                      r.exit_code, trimmed(tail(r.err + r.out)));
+    }
+    const auto ch = run(cmd.shell({"chmod", "755", ws + "/" + kRunnerName}));
+    if (ch.exit_code != 0)
+      throw_failure("--device {}: cannot make the runner executable (exit {}): {}", req.target.serial, ch.exit_code,
+                    trimmed(tail(ch.err + ch.out)));
+  }
+
+  std::vector<std::string> remote{std::string("./") + kRunnerName, "run", "-a", "."};
+  remote.insert(remote.end(), req.run_args.begin(), req.run_args.end());
+  remote.push_back("--json");
+  const auto ran = run(cmd.shell(remote, ws, "> run.json 2> run.log"));
+
+  // Results come back as files, whatever the exit status, so a failure can show the device's log.
+  char tmpl[] = "/tmp/genai-device-XXXXXX";
+  if (!mkdtemp(tmpl)) throw_failure("cannot create a temporary directory for the device results");
+  const fs::path local(tmpl);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{local};
+  const auto got_log = run(cmd.pull(ws + "/run.log", local / "run.log"));
+  if (got_log.exit_code == 0) result.log = read_file(local / "run.log");
+  if (ran.exit_code != 0) {
+    const std::string msg = fmt::format("--device {}: the runner failed (exit {}): {}", req.target.serial, ran.exit_code,
+                                        trimmed(tail(result.log.empty() ? ran.err + ran.out : result.log)));
+    if (ran.exit_code == 2) throw InputError(msg);
+    throw Failure(msg);
+  }
+  const auto got = run(cmd.pull(ws + "/run.json", local / "run.json"));
+  if (got.exit_code != 0)
+    throw_failure("--device {}: pulling {}/run.json failed (exit {}): {}", req.target.serial, ws, got.exit_code,
+                  trimmed(tail(got.err + got.out)));
+  try {
+    result.output = nlohmann::json::parse(read_file(local / "run.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw_failure("--device {}: the runner's output is not JSON: {}", req.target.serial, e.what());
+  }
+  if (!result.output.is_object() || !result.output.contains("stats"))
+    throw_failure("--device {}: the runner's output has no stats", req.target.serial);
+  return result;
+}
+
+}  // namespace genai::runtime

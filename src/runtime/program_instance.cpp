@@ -1,0 +1,210 @@
+#include "runtime/program_instance.h"
+
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "pte/program_reader.h"
+#include "pte/scalar_type.h"
+
+namespace genai::runtime {
+namespace {
+
+// A planned buffer larger than this is not a program we can run on any host; refusing it keeps a
+// hostile size from turning into an allocation attempt of that size.
+constexpr uint64_t kMaxScratchBytes = uint64_t{64} << 30;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s.empty() ? "none" : s;
+}
+
+size_t io_bytes(const IoDesc& d) { return static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype); }
+
+std::string describe(const IoDesc& d) { return fmt::format("{} {}{}", d.name, dtype_name(d.dtype), shape_to_string(d.shape)); }
+
+// The method's caller-supplied tensors must be exactly what the delegate says it reads/writes.
+void check_signature(const std::string& label, std::string_view what, const pte::Method& m,
+                     const std::vector<int32_t>& indices, const std::vector<IoDesc>& descs) {
+  if (indices.size() != descs.size())
+    throw_input_error("{}: the method has {} {} but its delegate has {}", label, indices.size(), what, descs.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const auto* t = std::get_if<pte::TensorValue>(&m.values.at(static_cast<size_t>(indices[i])));
+    if (!t) throw_input_error("{}: {} {} is not a tensor", label, what, i);
+    const auto dtype = pte::dtype_from_scalar_type(t->scalar_type);
+    const Shape shape(t->sizes.begin(), t->sizes.end());
+    if (!dtype || *dtype != descs[i].dtype || shape != descs[i].shape)
+      throw_input_error("{}: {} {} is {}{} in the method but {} in its delegate", label, what, i,
+                        pte::scalar_type_name(t->scalar_type), shape_to_string(shape), describe(descs[i]));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::path& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<ProgramInstance> inst(new ProgramInstance());
+  inst->path_ = path;
+  {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    inst->file_bytes_ = ec ? 0 : static_cast<uint64_t>(size);
+  }
+  auto loaded = pte::read_program(path);  // mmaps and verifies; InputError naming the file
+  inst->program_ = std::make_shared<const pte::Program>(std::move(loaded.program));
+  const pte::Program& program = *inst->program_;
+
+  // Key -> bytes once, so backends resolve their weights without scanning the list.
+  auto index = std::make_shared<std::unordered_map<std::string_view, std::span<const uint8_t>>>();
+  for (const auto& d : program.named_data) index->emplace(d.key, d.data.bytes());
+  const NamedDataLookup lookup = [index, keep = inst->program_](std::string_view key) -> std::span<const uint8_t> {
+    auto it = index->find(key);
+    return it == index->end() ? std::span<const uint8_t>{} : it->second;
+  };
+
+  uint64_t scratch = 0;
+  const std::string file = path.string();
+  for (const pte::Method& m : program.methods) {
+    const auto kind = pte::method_kind(m);
+    if (kind == pte::MethodKind::kConstant) continue;
+    const std::string label = fmt::format("{}: method {}", file, m.name);
+    if (kind == pte::MethodKind::kKernels) {
+      inst->unsupported_[m.name] = "it runs portable kernel operators, which this runtime does not execute";
+      continue;
+    }
+    // What compilation writes: one chain holding one delegate call over the method's inputs then
+    // outputs. Anything else (mixed kernels and delegates) is not a program of ours.
+    const pte::DelegateCall* call = nullptr;
+    if (m.chains.size() == 1 && m.chains[0].instructions.size() == 1)
+      call = std::get_if<pte::DelegateCall>(&m.chains[0].instructions[0]);
+    std::vector<int32_t> io(m.inputs);
+    io.insert(io.end(), m.outputs.begin(), m.outputs.end());
+    if (!call || call->args != io) {
+      inst->unsupported_[m.name] = "it is not a single delegate call over the method's inputs and outputs";
+      continue;
+    }
+    const pte::Delegate& delegate = m.delegates.at(static_cast<size_t>(call->delegate_index));
+    const BackendExecutor* executor = find_backend_executor(delegate.id);
+    if (!executor)
+      throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", label,
+                        delegate.id, join(backend_executor_ids()));
+    std::unique_ptr<DelegateMethod> method;
+    try {
+      method = executor->init(delegate.processed, delegate.compile_specs, lookup, label);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw_input_error("{}: delegate '{}' needs more memory than is available", label, delegate.id);
+    } catch (const std::exception& e) {
+      throw_input_error("{}: delegate '{}' rejected its payload: {}", label, delegate.id, e.what());
+    }
+    if (!method) throw_failure("{}: delegate '{}' returned no method", label, delegate.id);
+    check_signature(label, "input", m, m.inputs, method->inputs());
+    check_signature(label, "output", m, m.outputs, method->outputs());
+    MethodSlot slot;
+    for (const auto& d : method->inputs()) slot.input_bytes.push_back(io_bytes(d));
+    for (const auto& d : method->outputs()) slot.output_bytes.push_back(io_bytes(d));
+    uint64_t planned = 0;
+    if (m.non_const_buffer_sizes.size() > 1) {
+      if (m.non_const_buffer_sizes[1] < 0) throw_input_error("{}: negative planned buffer size", label);
+      planned = static_cast<uint64_t>(m.non_const_buffer_sizes[1]);
+    }
+    scratch = std::max({scratch, planned, method->scratch_bytes()});
+    slot.method = std::move(method);
+    inst->methods_.emplace(m.name, std::move(slot));
+  }
+  if (scratch > kMaxScratchBytes)
+    throw_input_error("{}: the program asks for a scratch arena of {} bytes (more than {} GiB)", file, scratch,
+                      kMaxScratchBytes >> 30);
+  if (scratch > 0) {
+    const size_t bytes = static_cast<size_t>(scratch);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw_input_error("{}: cannot reserve the scratch arena of {} bytes the program asks for", file, bytes);
+    inst->scratch_storage_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { munmap(q, bytes); });
+    inst->scratch_ = std::span<uint8_t>(static_cast<uint8_t*>(p), bytes);
+  }
+  inst->load_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return inst;
+}
+
+std::vector<std::string> ProgramInstance::method_names() const {
+  std::vector<std::string> names;
+  for (const auto& [n, s] : methods_) names.push_back(n);
+  return names;
+}
+
+bool ProgramInstance::has_method(std::string_view name) const { return methods_.find(name) != methods_.end(); }
+
+const ProgramInstance::MethodSlot& ProgramInstance::slot(std::string_view method) const {
+  auto it = methods_.find(method);
+  if (it != methods_.end()) return it->second;
+  auto bad = unsupported_.find(method);
+  if (bad != unsupported_.end())
+    throw_input_error("{}: method {} cannot run here: {}", path_.string(), method, bad->second);
+  throw_input_error("{}: no executable method '{}' (methods: {})", path_.string(), method, join(method_names()));
+}
+
+const std::vector<IoDesc>& ProgramInstance::inputs(std::string_view method) const { return slot(method).method->inputs(); }
+
+const std::vector<IoDesc>& ProgramInstance::outputs(std::string_view method) const {
+  return slot(method).method->outputs();
+}
+
+void ProgramInstance::execute(std::string_view method, std::span<const BufferRef> inputs,
+                              std::span<const BufferRef> outputs) {
+  const MethodSlot& s = slot(method);
+  auto check = [&](std::string_view what, std::span<const BufferRef> given, const std::vector<size_t>& want,
+                   const std::vector<IoDesc>& descs) {
+    if (given.size() != want.size())
+      throw_failure("{}: method {} takes {} {}s, {} given", path_.string(), method, want.size(), what, given.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      if (given[i].bytes != want[i] || (want[i] > 0 && !given[i].data))
+        throw_failure("{}: method {}: {} {} ({}) needs a buffer of {} bytes, got {}", path_.string(), method, what, i,
+                      describe(descs[i]), want[i], given[i].bytes);
+  };
+  check("input", inputs, s.input_bytes, s.method->inputs());
+  check("output", outputs, s.output_bytes, s.method->outputs());
+  s.method->execute(inputs, outputs, scratch_);
+}
+
+std::vector<pte::Value> ProgramInstance::constant_list(std::string_view name) const {
+  const pte::Method* m = program_->find_method(name);
+  if (!m || pte::method_kind(*m) != pte::MethodKind::kConstant) return {};
+  std::vector<pte::Value> out;
+  for (int32_t i : m->outputs)
+    if (i >= 0 && static_cast<size_t>(i) < m->values.size()) out.push_back(m->values[static_cast<size_t>(i)]);
+  return out;
+}
+
+std::optional<pte::Value> ProgramInstance::constant(std::string_view name) const {
+  auto values = constant_list(name);
+  if (values.size() != 1) return std::nullopt;
+  return std::move(values.front());
+}
+
+std::optional<int64_t> ProgramInstance::constant_int(std::string_view name) const {
+  const auto v = constant(name);
+  if (!v) return std::nullopt;
+  if (const auto* i = std::get_if<pte::Int>(&*v)) return i->value;
+  if (const auto* b = std::get_if<pte::Bool>(&*v)) return b->value ? 1 : 0;
+  throw_input_error("{}: constant method {} does not return an integer", path_.string(), name);
+}
+
+std::optional<double> ProgramInstance::constant_double(std::string_view name) const {
+  const auto v = constant(name);
+  if (!v) return std::nullopt;
+  if (const auto* d = std::get_if<pte::Double>(&*v)) return d->value;
+  if (const auto* i = std::get_if<pte::Int>(&*v)) return static_cast<double>(i->value);
+  throw_input_error("{}: constant method {} does not return a number", path_.string(), name);
+}
+
+}  // namespace genai::runtime

@@ -1,0 +1,207 @@
+// Whole-graph parity: kv_forward and prefill_forward of a random decoder, quantized with each
+// recipe, lowered to our payload, executed on integer inputs, against the QDQ reference on the
+// same inputs. Scalar kernels: every output code equal. SIMD kernels: within one code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "backend_test_util.h"
+#include "kernels/kernel_mode.h"
+
+namespace genai::backends_testing {
+namespace {
+
+struct ModeGuard {
+  explicit ModeGuard(kernels::KernelMode m) : saved(kernels::kernel_mode()) { kernels::set_kernel_mode(m); }
+  ~ModeGuard() { kernels::set_kernel_mode(saved); }
+  kernels::KernelMode saved;
+};
+
+struct ParityCase {
+  std::string recipe;
+  graph::ModelMode mode;
+  bool shared;
+};
+
+std::string case_name(const ::testing::TestParamInfo<ParityCase>& info) {
+  std::string r = info.param.recipe;
+  for (char& ch : r)
+    if (ch == ':') ch = '_';
+  return r + "_" + std::string(graph::model_mode_name(info.param.mode)) + (info.param.shared ? "_shared" : "_copied");
+}
+
+class QuantizedParity : public ::testing::TestWithParam<ParityCase> {};
+
+// Max |program - reference| over every output code of `name`, for `calls` random calls.
+int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& name, bool shared, int calls,
+                            int64_t* compared) {
+  backends::register_builtin_backends();
+  const compile::Backend* htp = compile::find_backend("htp");
+  const auto& bundle = q.bundles.at(pipeline::parse_graph_name(name));
+  auto l = lower_and_init(*htp, name, bundle, target_for("SM8650", shared));
+  quant::QdqExecutor qdq(q.graphs, q.encodings);
+  const graph::Graph& g = *q.graphs.at(name);
+  const quant::EncodingSet& set = *q.encodings.at(name);
+  const int64_t cache = g.find_input("k_cache_0") ? g.find_input("k_cache_0")->type.shape[3] : 0;
+  int64_t worst = 0;
+  *compared = 0;
+  for (int k = 0; k < calls; ++k) {
+    const int64_t start = cache > 0 ? (k * 7) % (cache + 1) : 0;
+    Call c = make_call(g, *l->exec, &set, 89, start, 100 + k);
+    execute(*l, c);
+    const auto ref = run_reference(qdq, name, c);
+    const auto& outs = l->exec->outputs();
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const Codes codes = output_codes(g, set, outs[j], c.outputs[j], ref.at(outs[j].name));
+      for (size_t i = 0; i < codes.program.size(); ++i) {
+        worst = std::max(worst, std::abs(codes.program[i] - codes.reference[i]));
+        ++*compared;
+      }
+    }
+  }
+  return worst;
+}
+
+TEST_P(QuantizedParity, ScalarExactSimdWithinOneCode) {
+  const ParityCase& p = GetParam();
+  const auto model = block_friendly_model();
+  const auto q = quantize(model, p.recipe, p.mode);
+  std::vector<std::string> names{"kv_forward"};
+  if (p.mode == graph::ModelMode::kHybrid) names.push_back("prefill_forward");
+  for (const auto& name : names) {
+    int64_t compared = 0;
+    {
+      ModeGuard scalar(kernels::KernelMode::kScalar);
+      EXPECT_EQ(max_code_difference(q, name, p.shared, 3, &compared), 0) << name;
+      EXPECT_GT(compared, 600);
+    }
+    {
+      ModeGuard simd(kernels::KernelMode::kSimd);
+      EXPECT_LE(max_code_difference(q, name, p.shared, 3, &compared), 1) << name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Recipes, QuantizedParity,
+                         ::testing::Values(ParityCase{"16a8w", graph::ModelMode::kHybrid, true},
+                                         ParityCase{"16a8w", graph::ModelMode::kKv, false},
+                                         ParityCase{"16a4w", graph::ModelMode::kHybrid, false},
+                                         ParityCase{"16a4w_block:32", graph::ModelMode::kHybrid, true},
+                                         ParityCase{"16a16w", graph::ModelMode::kKv, true},
+                                         ParityCase{"8a8w", graph::ModelMode::kHybrid, true},
+                                         ParityCase{"8a4w", graph::ModelMode::kKv, true}),
+                         case_name);
+
+// The in-place KV concat (GENAI_BACKEND_FUSE_KV=1: the attention matmul of one decode row reads
+// concat(cache, new) in place, along N for keys and K for values) computes the same codes, in
+// both buffer modes and KV widths.
+TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
+  const auto model = block_friendly_model();
+  for (const char* recipe : {"16a8w", "8a8w"}) {
+    const auto q = quantize(model, recipe, graph::ModelMode::kHybrid);
+    setenv("GENAI_BACKEND_FUSE_KV", "1", 1);
+    for (auto mode : {kernels::KernelMode::kScalar, kernels::KernelMode::kSimd})
+      for (bool shared : {true, false}) {
+        ModeGuard guard(mode);
+        int64_t compared = 0;
+        EXPECT_LE(max_code_difference(q, "kv_forward", shared, 3, &compared), mode == kernels::KernelMode::kScalar ? 0 : 1)
+            << recipe << " " << shared;
+      }
+    unsetenv("GENAI_BACKEND_FUSE_KV");
+  }
+}
+
+TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {
+  const auto model = block_friendly_model(5, /*tied=*/true, /*qwen=*/true);
+  const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid);
+  ModeGuard scalar(kernels::KernelMode::kScalar);
+  for (const char* name : {"kv_forward", "prefill_forward"}) {
+    int64_t compared = 0;
+    EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
+  }
+}
+
+// Both methods of one model produce the same named-data key for the same weight bytes, so a
+// program stores one copy.
+TEST(Payload, MethodsShareWeightKeys) {
+  backends::register_builtin_backends();
+  const auto model = block_friendly_model();
+  const auto q = quantize(model, "16a4w_block:32", graph::ModelMode::kHybrid);
+  const compile::Backend* htp = compile::find_backend("htp");
+  const auto t = target_for("SM8650", true);
+  const auto kv = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), t);
+  const auto pf = htp->lower("prefill_forward", q.bundles.at(pipeline::GraphName::kPrefillForward), t);
+  std::map<std::string, pte::Blob> a;
+  for (const auto& nd : kv.named_data) a.emplace(nd.key, nd.data);
+  size_t shared = 0;
+  for (const auto& nd : pf.named_data) {
+    auto it = a.find(nd.key);
+    if (it == a.end()) continue;
+    EXPECT_EQ(it->second, nd.data) << nd.key;
+    ++shared;
+  }
+  // Every weight is shared; only position-dependent tables could differ (none here: same CL).
+  EXPECT_EQ(shared, pf.named_data.size());
+  EXPECT_EQ(kv.named_data.size(), pf.named_data.size());
+  // Deterministic: lowering twice gives identical bytes.
+  const auto kv2 = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), t);
+  EXPECT_EQ(kv.payload, kv2.payload);
+  EXPECT_EQ(kv.planned_bytes, kv2.planned_bytes);
+  EXPECT_GE(kv.planned_bytes, kv.lower_bound_bytes);
+  EXPECT_GT(kv.lower_bound_bytes, 0u);
+  // I/O dtypes follow quant_io_dtypes.
+  const auto& io = *q.bundles.at(pipeline::GraphName::kKvForward).quant_io_dtypes();
+  for (const auto& in : kv.inputs) EXPECT_EQ(in.dtype, io.inputs.at(in.name)) << in.name;
+  for (const auto& out : kv.outputs) EXPECT_EQ(out.dtype, io.outputs.at(out.name)) << out.name;
+  EXPECT_EQ(kv.delegate_id, "GenaiHtpBackend");
+}
+
+}  // namespace
+}  // namespace genai::backends_testing
+
+namespace genai::backends_testing {
+namespace {
+
+// The parity check is sensitive: the outputs vary, and one changed weight byte (the payload still
+// valid) moves them away from the reference.
+TEST(QuantizedParitySensitivity, OutputsVaryAndAWeightChangeIsSeen) {
+  backends::register_builtin_backends();
+  ModeGuard scalar(kernels::KernelMode::kScalar);
+  const auto model = block_friendly_model();
+  const auto q = quantize(model, "16a8w", graph::ModelMode::kKv);
+  const compile::Backend* htp = compile::find_backend("htp");
+  const std::string name = "kv_forward";
+  auto l = lower_and_init(*htp, name, q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  const graph::Graph& g = *q.graphs.at(name);
+  const quant::EncodingSet& set = *q.encodings.at(name);
+  quant::QdqExecutor qdq(q.graphs, q.encodings);
+  Call c = make_call(g, *l->exec, &set, 89, 5, 3);
+  execute(*l, c);
+  const auto ref = run_reference(qdq, name, c);
+  const Codes logits = output_codes(g, set, l->exec->outputs()[0], c.outputs[0], ref.at("logits"));
+  ASSERT_EQ(l->exec->outputs()[0].name, "logits");
+  EXPECT_EQ(logits.program, logits.reference);
+  std::set<int64_t> distinct(logits.program.begin(), logits.program.end());
+  EXPECT_GT(distinct.size(), 40u);
+
+  // Change one packed byte of the output head's weights and re-initialise.
+  for (auto& [key, nd] : l->named)
+    if (key.rfind("lm_head.weight.packed8", 0) == 0) {
+      std::vector<uint8_t> bytes(nd.data.bytes().begin(), nd.data.bytes().end());
+      bytes[0] ^= 0x11;
+      nd.data = pte::Blob(std::move(bytes));
+    }
+  auto changed = runtime::find_backend_executor("GenaiHtpBackend")->init(l->method.payload, {}, lookup_of(l->named), name);
+  Call c2 = c;
+  std::vector<runtime::BufferRef> in, out;
+  for (auto& b : c2.inputs) in.push_back({b.data(), b.size()});
+  for (auto& b : c2.outputs) out.push_back({b.data(), b.size()});
+  changed->execute(in, out, l->scratch);
+  const Codes after = output_codes(g, set, l->exec->outputs()[0], c2.outputs[0], ref.at("logits"));
+  EXPECT_NE(after.program, after.reference);
+}
+
+}  // namespace
+}  // namespace genai::backends_testing

@@ -1,0 +1,142 @@
+// Every vectorised target compiled in (AVX-512 VNNI, AVX-512, AVX2, SSE4, SSSE3, EMU128 — the
+// portable code Arm's NEON build also runs) against the scalar build, by forcing Highway's
+// dispatch to one target at a time.
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include "kernels/float_ops.h"
+#include "kernels/packed_linear.h"
+#include "kernels/quantized_matmul.h"
+#include "kernel_test_util.h"
+
+namespace genai::kernels {
+namespace {
+
+using testing::CodeBuffer;
+using testing::ScopedMode;
+
+struct ForcedTarget {
+  explicit ForcedTarget(int64_t t) {
+    hwy::SetSupportedTargetsForTest(t);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ~ForcedTarget() {
+    hwy::SetSupportedTargetsForTest(0);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+};
+
+template <typename Fn>
+auto both_builds(Fn fn) {
+  decltype(fn()) scalar_out, simd_out;
+  {
+    ScopedMode m(KernelMode::kScalar);
+    scalar_out = fn();
+  }
+  ScopedMode m(KernelMode::kSimd);
+  simd_out = fn();
+  return std::make_pair(scalar_out, simd_out);
+}
+
+std::vector<int32_t> run_linear(std::mt19937& rng, int bits, int64_t block, int64_t rows, int64_t out, int64_t in,
+                                ActType xt) {
+  const int lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
+  std::vector<int16_t> q(static_cast<size_t>(out * in));
+  for (auto& v : q) v = static_cast<int16_t>(std::uniform_int_distribution<int>(lo, hi)(rng));
+  std::vector<uint8_t> packed(packed_linear_bytes(out, in, bits));
+  pack_linear_weights(q.data(), out, in, bits, packed.data());
+  const auto sums = linear_block_sums(q.data(), out, in, block);
+  const auto scales = testing::random_floats(rng, sums.size(), 0.001f, 0.01f);
+  const auto bias = testing::random_floats(rng, static_cast<size_t>(out), -1, 1);
+  const PackedLinear w{out, in, bits, block, packed.data(), scales.data(), sums.data()};
+  const int32_t xmax = xt == ActType::kU8 ? 255 : 65535;
+  CodeBuffer x(xt, static_cast<size_t>(rows * in));
+  for (size_t i = 0; i < x.size(); ++i) x.set(i, std::uniform_int_distribution<int32_t>(0, xmax)(rng));
+  const QParams ex{0.01f, xmax / 3, 0, xmax}, ey{static_cast<float>(in) * 0.05f, 32768, 0, 65535};
+  auto [a, b] = both_builds([&] {
+    CodeBuffer y(ActType::kU16, static_cast<size_t>(rows * out));
+    linear_q(x.data(), xt, rows, ex, w, bias.data(), ey, ActType::kU16, y.data());
+    return y.all();
+  });
+  EXPECT_EQ(a, b) << bits << " bits block " << block << " rows " << rows << " [" << out << "x" << in << "]";
+  return b;
+}
+
+void run_everything(uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int bits : {8, 4})
+    for (int64_t block : {0, 32, 128})
+      for (int64_t rows : {1, 2, 7}) run_linear(rng, bits, block, rows, 40, 256, ActType::kU16);
+  run_linear(rng, 8, 0, 3, 17, 66, ActType::kU8);
+  run_linear(rng, 4, 0, 5, 33, 1030, ActType::kU16);
+  run_linear(rng, 16, 0, 5, 20, 130, ActType::kU16);
+
+  // matmul_q
+  const int64_t M = 5, K = 64, N = 70;
+  CodeBuffer a(ActType::kU16, static_cast<size_t>(2 * M * K)), b(ActType::kU8, static_cast<size_t>(K * N));
+  for (size_t i = 0; i < a.size(); ++i) a.set(i, static_cast<int32_t>(rng() & 0xffff));
+  for (size_t i = 0; i < b.size(); ++i) b.set(i, static_cast<int32_t>(rng() & 0xff));
+  const std::vector<MatmulBatch> batches{{0, 0, 0}, {M * K, 0, M * N}};
+  const QParams ea{0.01f, 30000, 0, 65535}, eb{0.02f, 100, 0, 255}, ey{50.0f, 32768, 0, 65535};
+  auto [ya, yb] = both_builds([&] {
+    CodeBuffer y(ActType::kU16, static_cast<size_t>(2 * M * N));
+    matmul_q(a.data(), ActType::kU16, ea, b.data(), ActType::kU8, eb, M, K, N, batches, ey, ActType::kU16, y.data());
+    return y.all();
+  });
+  EXPECT_EQ(ya, yb) << "matmul_q";
+
+  // quantize / dequantize, rope, add, mul: exact on every target.
+  const auto xf = testing::random_floats(rng, 517, -3, 3);
+  const QParams p{0.001f, 30000, 0, 65535};
+  auto [qa, qb] = both_builds([&] {
+    CodeBuffer q(ActType::kU16, xf.size());
+    quantize(xf.data(), static_cast<int64_t>(xf.size()), p, ActType::kU16, q.data());
+    std::vector<float> back(xf.size());
+    dequantize(q.data(), ActType::kU16, static_cast<int64_t>(xf.size()), p, back.data());
+    return back;
+  });
+  EXPECT_EQ(qa, qb) << "quantize/dequantize";
+  const auto c = testing::random_floats(rng, 3 * 64, -1, 1), s = testing::random_floats(rng, 3 * 64, -1, 1);
+  auto [ra, rb] = both_builds([&] {
+    std::vector<float> y(xf.begin(), xf.begin() + 2 * 3 * 64);
+    rope(y.data(), 2, 3, 64, c.data(), s.data(), y.data());
+    add(y.data(), xf.data(), 300, y.data());
+    mul(y.data(), xf.data() + 1, 301, y.data());
+    auto r = xf;
+    round_to_f16(r.data(), static_cast<int64_t>(r.size()));
+    y.insert(y.end(), r.begin(), r.end());
+    return y;
+  });
+  EXPECT_EQ(ra, rb) << "rope/add/mul/round_to_f16";
+  auto [fa, fb] = both_builds([&] {
+    auto y = xf;
+    std::vector<float> w(64, 1.25f);
+    rms_norm(y.data(), 8, 64, w.data(), 1e-5f, y.data());
+    softmax(y.data(), 4, 100);
+    silu(y.data(), static_cast<int64_t>(y.size()));
+    return y;
+  });
+  for (size_t i = 0; i < fa.size(); ++i) ASSERT_NEAR(fa[i], fb[i], 1e-5f * std::max(1.0f, std::fabs(fa[i]))) << i;
+}
+
+TEST(SimdTargets, EveryCompiledTargetMatchesTheScalarBuild) {
+  const int64_t supported = hwy::SupportedTargets();
+  int tested = 0;
+  for (int64_t t : {int64_t{HWY_AVX3_DL}, int64_t{HWY_AVX3}, int64_t{HWY_AVX2}, int64_t{HWY_SSE4}, int64_t{HWY_SSSE3},
+                    int64_t{HWY_EMU128}, int64_t{HWY_NEON}}) {
+    if (!(supported & t) && t != HWY_EMU128) continue;
+    ForcedTarget forced(t | HWY_EMU128);
+    std::printf("kernels on %s\n", std::string(simd_target_name()).c_str());
+    SCOPED_TRACE(std::string(simd_target_name()));
+    run_everything(static_cast<uint32_t>(t % 1000) + 1);
+    ++tested;
+  }
+  EXPECT_GE(tested, 1);
+}
+
+}  // namespace
+}  // namespace genai::kernels

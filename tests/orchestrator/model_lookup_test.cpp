@@ -1,0 +1,118 @@
+// --decoder_model lookup: the upstream names, identification by shape, mismatch errors naming both
+// sides, unsupported architectures, chat template and recipe defaults.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "options/option_table.h"
+#include "orchestrator/model_lookup.h"
+#include "quant/recipe.h"
+
+namespace genai::orchestrator {
+namespace {
+
+ModelConfig shape_of(const DecoderModelSpec& s) {
+  ModelConfig c;
+  c.arch = s.arch;
+  c.dim = s.dim;
+  c.n_layers = s.n_layers;
+  c.n_heads = s.n_heads;
+  c.n_kv_heads = s.n_kv_heads;
+  c.head_dim = s.dim / s.n_heads;
+  c.vocab_size = s.vocab_size;
+  c.name = "some checkpoint";
+  return c;
+}
+
+TEST(ModelLookup, CoversExactlyTheUpstreamNamesInOrder) {
+  const auto names = options::supported_decoder_models();
+  const auto table = decoder_model_table();
+  ASSERT_EQ(table.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(table[i].name, names[i]);
+  EXPECT_EQ(find_decoder_model("smollm2_135m")->version, "smollm2_135m");
+  EXPECT_EQ(find_decoder_model("llama3_2-1b_instruct")->version, "llama3");
+  EXPECT_EQ(find_decoder_model("nope"), nullptr);
+}
+
+TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
+  const auto* smol = find_decoder_model("smollm2_135m");
+  EXPECT_TRUE(smol->unsupported.empty());
+  EXPECT_EQ(smol->arch, Architecture::kLlama);
+  EXPECT_EQ(smol->chat_format, ChatFormat::kChatML);
+  EXPECT_EQ(smol->tokenizer_kinds.front(), "bpe");
+  EXPECT_EQ(quant::default_recipe(smol->recipe_name, smol->n_layers, smol->dim).base, quant::parse_scheme("16a8w"));
+  const auto* qwen = find_decoder_model("qwen2_5-0_5b");
+  EXPECT_EQ(qwen->arch, Architecture::kQwen2);
+  EXPECT_EQ(qwen->chat_format, ChatFormat::kChatML);
+  const auto* llama = find_decoder_model("llama3_2-1b_instruct");
+  EXPECT_EQ(llama->chat_format, ChatFormat::kLlama3);
+  EXPECT_EQ(quant::default_recipe(llama->recipe_name, llama->n_layers, llama->dim).base, quant::parse_scheme("16a4w_block:32"));
+  const auto* stories = find_decoder_model("stories110m");
+  EXPECT_EQ(stories->chat_format, ChatFormat::kNone);
+  EXPECT_EQ(stories->tokenizer_kinds.front(), "llama2c");
+  EXPECT_EQ(quant::default_recipe(stories->recipe_name, stories->n_layers, stories->dim).kv, quant::QDType::kU8);
+  size_t native = 0;
+  for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
+  EXPECT_EQ(native, 7u);
+}
+
+TEST(ModelLookup, CheckpointIdentifiesItselfWithoutAName) {
+  for (const auto& s : decoder_model_table()) {
+    if (!s.unsupported.empty()) continue;
+    SCOPED_TRACE(s.name);
+    const ModelConfig c = shape_of(s);
+    EXPECT_EQ(identify_decoder_model(c), &s);
+    const ResolvedModel r = resolve_model("", c, "ckpt.gguf", ChatFormat::kNone, "bpe");
+    EXPECT_EQ(r.spec, &s);
+    EXPECT_FALSE(r.named);
+    EXPECT_EQ(r.recipe_name, s.recipe_name);
+    EXPECT_EQ(r.chat_format, ChatFormat::kNone);  // only a named model supplies a template
+    EXPECT_NO_THROW(resolve_model(s.name, c, "ckpt.gguf", ChatFormat::kNone, ""));
+  }
+  ModelConfig other = shape_of(*find_decoder_model("smollm2_135m"));
+  other.n_layers = 3;
+  other.name = "my-model";
+  const ResolvedModel r = resolve_model("", other, "x.gguf", ChatFormat::kLlama3, "bpe");
+  EXPECT_EQ(r.spec, nullptr);
+  EXPECT_EQ(r.recipe_name, "my-model");
+  EXPECT_EQ(r.chat_format, ChatFormat::kLlama3);
+}
+
+TEST(ModelLookup, NamedModelSuppliesChatTemplateOnlyWhenTheCheckpointHasNone) {
+  const ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
+  EXPECT_EQ(resolve_model("smollm2_135m", c, "m.gguf", ChatFormat::kNone, "bpe").chat_format, ChatFormat::kChatML);
+  EXPECT_EQ(resolve_model("smollm2_135m", c, "m.gguf", ChatFormat::kLlama2, "bpe").chat_format, ChatFormat::kLlama2);
+}
+
+TEST(ModelLookup, MismatchNamesBothSidesAndEveryDifference) {
+  ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
+  c.dim = 64;
+  c.n_layers = 2;
+  try {
+    resolve_model("qwen2_5-0_5b", c, "/models/tiny.gguf", ChatFormat::kNone, "bpe");
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string w = e.what();
+    for (const char* want : {"--decoder_model qwen2_5-0_5b", "--checkpoint /models/tiny.gguf", "architecture qwen2 vs llama",
+                             "dim 896 vs 64", "layers 24 vs 2", "vocab 151936 vs 49152"})
+      EXPECT_NE(w.find(want), std::string::npos) << want << " in: " << w;
+  }
+}
+
+TEST(ModelLookup, UnsupportedAndUnknownNamesAreBadInput) {
+  const ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
+  try {
+    resolve_model("gemma2-2b", c, "g.gguf", ChatFormat::kNone, "");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemma2-2b is not built natively"), std::string::npos) << e.what();
+  }
+  try {
+    resolve_model("gpt5", c, "g.gguf", ChatFormat::kNone, "");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("stories260k"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace genai::orchestrator
