@@ -138,6 +138,7 @@ int compile_action(const options::OptionValues& given) {
   if (!model->tokenizer_path.empty()) request.tokenizer_path = model->tokenizer_path;
   request.checkpoint_path = checkpoint;
   request.options = recorded_options(values);
+  for (const auto& [name, t] : model->weights.all()) request.params += static_cast<uint64_t>(t.numel());
   const compile::CompileResult result = compile::compile_artifacts(request);
   const double compile_seconds = result.seconds;
 

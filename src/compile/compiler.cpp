@@ -73,6 +73,7 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   }
   m["planned_bytes"] = result.planned_bytes;
   m["lower_bound_bytes"] = result.lower_bound_bytes;
+  if (request.params > 0) m["params"] = request.params;
   return m;
 }
 

@@ -33,6 +33,7 @@ struct CompileRequest {
   std::optional<std::filesystem::path> tokenizer_path;
   std::optional<std::filesystem::path> checkpoint_path;
   nlohmann::json options = nlohmann::json::object();
+  uint64_t params = 0;  // parameters of the source model (manifest "params"; 0: not recorded)
 };
 
 struct MethodReport {
@@ -67,7 +68,7 @@ CompileResult compile_artifacts(const CompileRequest& request);
 
 // manifest.json: {"format": "genai-artifacts", "version": 1, "artifacts": {key: file name},
 // "methods": {key: [names]}, "tokenizer": file name, "soc_model", "backend", "options": {...},
-// "source": {"path", "sha256"}, "planned_bytes", "lower_bound_bytes"}.
+// "source": {"path", "sha256"}, "planned_bytes", "lower_bound_bytes", "params" (when known)}.
 inline constexpr std::string_view kManifestFileName = "manifest.json";
 
 }  // namespace genai::compile

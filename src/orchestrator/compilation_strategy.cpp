@@ -56,6 +56,8 @@ class Compilation final : public CompilationStrategy {
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
     req.options = o.to_json();
+    if (input.model)
+      for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());
     const compile::CompileResult r = compile::compile_artifacts(req);
 
     notes["program"] = float_program ? "float" : "quantized";
