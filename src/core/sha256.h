@@ -1,5 +1,5 @@
-// SHA-256 (FIPS 180-4): checksums recorded in manifests and content-addressed keys. Ours because
-// the only alternative on the image is OpenSSL, a large dependency for one hash function.
+// SHA-256: checksums recorded in manifests and content-addressed named-data keys, computed by
+// OpenSSL's libcrypto (EVP); this header keeps OpenSSL out of every other file.
 #pragma once
 
 #include <array>
@@ -16,17 +16,16 @@ class Sha256 {
   using Digest = std::array<uint8_t, 32>;
 
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void update(std::span<const uint8_t> bytes);
   void update(std::string_view text);
-  // Pads and returns the digest; the object must not be updated afterwards.
+  // Returns the digest; the object must not be updated afterwards.
   Digest finish();
 
  private:
-  void compress(const uint8_t* block);
-  uint32_t state_[8];
-  uint8_t buffer_[64];
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  void* ctx_;  // EVP_MD_CTX
 };
 
 std::string to_hex(std::span<const uint8_t> bytes);
