@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/file_helpers.h"
 #include "support/cli_runner.h"
 
 extern char** environ;
@@ -26,18 +27,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::run_genai;
 
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> dir_entries(const fs::path& dir) {
-  std::vector<std::string> names;
-  if (!fs::exists(dir)) return names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using genai::testing::dir_entries;
+using genai::testing::read_bytes;
 
 // One tiny synthetic checkpoint for the whole suite.
 const std::string& tiny_checkpoint() {

@@ -17,6 +17,7 @@
 #include "graph/random_model.h"
 #include "pte/program_reader.h"
 #include "quant/quantize.h"
+#include "support/file_helpers.h"
 #include "support/cli_runner.h"
 #include "target/compile_spec.h"
 #include "target/qnn_spec_builder.h"
@@ -73,18 +74,8 @@ CompileRequest htp_request(const std::string& dir) {
   return r;
 }
 
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> dir_entries(const fs::path& dir) {
-  std::vector<std::string> names;
-  if (!fs::exists(dir)) return names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using genai::testing::dir_entries;
+using genai::testing::read_bytes;
 
 template <typename F>
 std::string input_error_of(F&& f) {
