@@ -25,10 +25,10 @@ function(genai_layer name)
   endif()
 endfunction()
 
-# genai_test_suite(<name> [DEPS targets...] [LABELS labels...])
+# genai_test_suite(<name> [DEPS targets...])
 # Builds tests/<name>/*.cpp into one GoogleTest binary and registers its tests with CTest.
 function(genai_test_suite name)
-  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
   if(NOT _srcs)
     return()
@@ -38,8 +38,21 @@ function(genai_test_suite name)
   target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   genai_precompile(test_${name} <gtest/gtest.h> <fmt/format.h> <nlohmann/json.hpp>)
   add_dependencies(test_${name} genai)
-  gtest_discover_tests(test_${name}
+  # Labels come from test names, so what a test costs is stated where it is written:
+  #   Suite.Long<Name>  label "long": long sweeps, only `ctest -L long` runs them;
+  #   Suite.Slow<Name>  label "nosan": release tree only (minutes under the sanitizers);
+  #   anything else     the default suite, in both trees, labelled with its suite's name.
+  # (One label each: the generated set_tests_properties() cannot take a list.)
+  gtest_discover_tests(test_${name} TEST_FILTER "-*.Long*:*.Slow*"
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
-    PROPERTIES LABELS "${name};${ARG_LABELS}"
+    PROPERTIES LABELS ${name}
+    DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(test_${name} TEST_FILTER "*.Long*"
+    WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
+    PROPERTIES LABELS long TIMEOUT 3600
+    DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(test_${name} TEST_FILTER "*.Slow*"
+    WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
+    PROPERTIES LABELS nosan
     DISCOVERY_TIMEOUT 60)
 endfunction()

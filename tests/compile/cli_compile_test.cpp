@@ -17,6 +17,7 @@
 
 #include "support/file_helpers.h"
 #include "support/cli_runner.h"
+#include "support/test_requirements.h"
 
 extern char** environ;
 
@@ -216,12 +217,10 @@ TEST(CompileCli, UnsupportedCombinationsExit2NamingSocOptionOrOp) {
 }
 
 // Acceptance: planned scratch within 10% of the lower bound on the embedded default model.
-TEST(CompileCli, DefaultModelPlansWithinTenPercentOfTheLowerBound) {
+// "Slow": a minute under the sanitizers, so the release tree runs it (label nosan).
+TEST(CompileCli, SlowDefaultModelPlansWithinTenPercentOfTheLowerBound) {
   const std::string model = testing::default_model_path();
-  if (model.empty()) GTEST_SKIP() << "default model absent (scripts/fetch_default_model.sh)";
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "a minute under ASan; the release tree runs it (CI runs both)";
-#endif
+  GENAI_REQUIRE_AVAILABLE(!model.empty(), "the default model (scripts/fetch_default_model.sh)");
   testing::TempDir dir;
   // A short context keeps calibration cheap; both graphs, so the group's scratch is exercised.
   const auto r = run_genai({"compile", "--checkpoint", model, "--soc_model", "SM8650", "--model_mode", "hybrid",

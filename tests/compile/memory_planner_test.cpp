@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -96,11 +97,12 @@ TEST(MemoryPlanner, InvalidLifetimeIsRejected) {
   EXPECT_THROW(plan_memory({{8, 0, 2}}, 0), Failure);
 }
 
-TEST(MemoryPlanner, RandomLifetimesArePlannedSafelyAndTightly) {
-  Xoshiro256 rng(7);
+// `trials` random lifetime sets: every plan valid, deterministic, and near the lower bound.
+void plan_random_lifetimes(int trials, uint64_t seed, double worst_allowed) {
+  Xoshiro256 rng(seed);
   double worst_ratio = 1.0, ratio_sum = 0.0;
   int planned = 0;
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     const int n = 1 + static_cast<int>(rng.next() % 60);
     const int ops = 1 + static_cast<int>(rng.next() % 40);
     const uint64_t alignment = uint64_t{1} << (rng.next() % 8);
@@ -128,9 +130,15 @@ TEST(MemoryPlanner, RandomLifetimesArePlannedSafelyAndTightly) {
   // Placing intervals of arbitrary sizes optimally is NP-hard; here the planner measures worst
   // 1.27 (small instances where alignment padding dominates) and mean 1.02. Naive stacking would
   // be several times the bound.
-  EXPECT_LT(worst_ratio, 1.35);
+  EXPECT_LT(worst_ratio, worst_allowed);
   EXPECT_LT(ratio_sum / planned, 1.05);
+  std::printf("%d random lifetime sets: worst ratio %.3f, mean %.4f\n", trials, worst_ratio, ratio_sum / planned);
 }
+
+TEST(MemoryPlanner, RandomLifetimesArePlannedSafelyAndTightly) { plan_random_lifetimes(200, 7, 1.35); }
+// The long sweep (ctest -L long). Over 20,000 sets the rarest worst case is higher (1.42 measured:
+// a few tiny sets where alignment padding dominates); the mean stays at 1.02.
+TEST(MemoryPlanner, LongTwentyThousandRandomLifetimeSets) { plan_random_lifetimes(20000, 8, 1.5); }
 
 TEST(MemoryPlanner, DecoderShapedLifetimesStayNearTheBound) {
   // A layer stack: residual stream alive throughout, per layer a few temporaries of mixed sizes.

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.h"
+#include "support/test_requirements.h"
 
 namespace genai {
 namespace {
@@ -123,7 +124,7 @@ TEST_F(CliRunBench, BenchPrintsLlamaBenchRows) {
 // "The capital of France is Paris." then <|im_end|>.
 TEST(CliRunDefaultModel, GreedyAnswerMatchesTransformers) {
   const std::string model = testing::default_model_path();
-  if (model.empty()) GTEST_SKIP() << "default model absent (scripts/fetch_default_model.sh)";
+  GENAI_REQUIRE_AVAILABLE(!model.empty(), "the default model (scripts/fetch_default_model.sh)");
   const auto r = run_genai({"run", "--checkpoint", model, "--prompt", "What is the capital of France?", "--temperature",
                             "0", "--max_new_tokens", "48", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -16,6 +16,7 @@
 #include "model/synth.h"
 #include "support/cli_runner.h"
 #include "tokenizer/synthetic_vocab.h"
+#include "support/test_requirements.h"
 
 namespace genai {
 namespace {
@@ -298,7 +299,7 @@ TEST_F(Synthetic, TokenizerOverride) {
 
 TEST(LoadModel, DefaultModelLoads) {
   const std::string path = testing::default_model_path();
-  if (path.empty()) GTEST_SKIP() << "default model not fetched";
+  GENAI_REQUIRE_AVAILABLE(!path.empty(), "the default model (scripts/fetch_default_model.sh)");
   Model m = load_model(path);
   EXPECT_EQ(m.config.dim, 576);
   EXPECT_EQ(m.config.n_layers, 30);

@@ -16,9 +16,12 @@
 #include "pte/program_writer.h"
 #include "pte/sample_programs.h"
 #include "support/cli_runner.h"
+#include "support/test_requirements.h"
 
 namespace genai::pte {
 namespace {
+
+const std::string kFixtureDir = std::string(GENAI_SOURCE_DIR) + "/../shared/fixtures/pte";
 
 std::vector<uint8_t> slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -27,7 +30,7 @@ std::vector<uint8_t> slurp(const std::string& path) {
 
 std::vector<std::vector<uint8_t>> real_files() {
   std::vector<std::vector<uint8_t>> files;
-  const std::string dir = std::string(GENAI_SOURCE_DIR) + "/../shared/fixtures/pte";
+  const std::string& dir = kFixtureDir;
   for (const char* name : {"add.pte", "ModuleLinear-no-constant-segment.pte"})
     if (std::filesystem::exists(dir + "/" + name)) files.push_back(slurp(dir + "/" + name));
   files.push_back(serialize_program(testing::sample_program(600)));
@@ -75,11 +78,14 @@ Corruption corrupt(const std::vector<uint8_t>& original, std::mt19937_64& rng) {
   return c;
 }
 
-TEST(PteCorruption, TwoThousandCorruptCopiesInProcess) {
+// `count` corrupt copies of the real files read in process: every one is either rejected with an
+// InputError naming the file or still a consistent program.
+void corrupt_copies_in_process(int count, uint64_t seed) {
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(kFixtureDir), "the upstream fixtures " << kFixtureDir);
   const auto files = real_files();
-  std::mt19937_64 rng(20261129);
+  std::mt19937_64 rng(seed);
   int rejected = 0, accepted = 0, truncations = 0;
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < count; ++i) {
     const auto& original = files[static_cast<size_t>(i) % files.size()];
     const Corruption c = corrupt(original, rng);
     try {
@@ -96,19 +102,25 @@ TEST(PteCorruption, TwoThousandCorruptCopiesInProcess) {
     }
     truncations += c.damage == Damage::kTruncate;
   }
-  EXPECT_EQ(rejected + accepted, 2000);
-  EXPECT_GT(truncations, 500);
+  EXPECT_EQ(rejected + accepted, count);
+  EXPECT_GT(truncations, count / 4);
   // Most damage to structure is detected (the rest hit names, values or payload bytes).
-  EXPECT_GT(rejected, 1400) << "accepted " << accepted;
+  EXPECT_GT(rejected, count * 7 / 10) << "accepted " << accepted;
   std::printf("corrupt copies: %d rejected with InputError, %d still valid\n", rejected, accepted);
 }
 
-TEST(PteCorruption, ThreeHundredCorruptCopiesThroughTheCli) {
+TEST(PteCorruption, TwoThousandCorruptCopiesInProcess) { corrupt_copies_in_process(2000, 20261129); }
+// The long sweep (ctest -L long).
+TEST(PteCorruption, LongHundredThousandCorruptCopiesInProcess) { corrupt_copies_in_process(100000, 20261201); }
+
+// `count` corrupt copies through `genai inspect`: exit 2 naming the file, or exit 0 with valid JSON.
+void corrupt_copies_through_the_cli(int count, uint64_t seed) {
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(kFixtureDir), "the upstream fixtures " << kFixtureDir);
   const auto files = real_files();
   genai::testing::TempDir dir;
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(seed);
   int rejected = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < count; ++i) {
     const Corruption c = corrupt(files[static_cast<size_t>(i) % files.size()], rng);
     const std::string path = dir.file("c" + std::to_string(i) + ".pte");
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(c.bytes.data()),
@@ -125,9 +137,12 @@ TEST(PteCorruption, ThreeHundredCorruptCopiesThroughTheCli) {
     }
     std::filesystem::remove(path);
   }
-  EXPECT_GT(rejected, 200);
-  std::printf("CLI: %d of 300 corrupt copies exited 2\n", rejected);
+  EXPECT_GT(rejected, count * 2 / 3);
+  std::printf("CLI: %d of %d corrupt copies exited 2\n", rejected, count);
 }
+
+TEST(PteCorruption, ThreeHundredCorruptCopiesThroughTheCli) { corrupt_copies_through_the_cli(300, 7); }
+TEST(PteCorruption, LongThreeThousandCorruptCopiesThroughTheCli) { corrupt_copies_through_the_cli(3000, 8); }
 
 }  // namespace
 }  // namespace genai::pte

@@ -9,6 +9,7 @@
 #include "pte/program_reader.h"
 #include "pte/program_writer.h"
 #include "pte/sample_programs.h"
+#include "support/test_requirements.h"
 
 namespace genai::pte {
 namespace {
@@ -39,7 +40,7 @@ std::vector<std::pair<std::string, std::vector<uint8_t>>> seed_programs() {
 }
 
 TEST(PteFuzzSeeds, CommittedSeedsAreValidAndSmall) {
-  if (!std::filesystem::exists(kSeedDir)) GTEST_SKIP() << "no seed dir " << kSeedDir;
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(kSeedDir), "the seed dir " << kSeedDir);
   size_t seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kSeedDir)) {
     EXPECT_LT(entry.file_size(), 20u * 1024) << entry.path();

@@ -12,6 +12,7 @@
 #include "pte/program_writer.h"
 #include "pte/sample_programs.h"
 #include "support/cli_runner.h"
+#include "support/test_requirements.h"
 
 namespace genai::pte {
 namespace {
@@ -26,7 +27,7 @@ std::vector<float> floats(const Blob& b) {
 
 TEST(PteUpstreamFixtures, AddProgram) {
   const std::string path = kFixtures + "/add.pte";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(path), "upstream fixture " << path);
   const LoadedProgram p = read_program(path);
   EXPECT_EQ(p.layout.file_size, 728u);
   EXPECT_FALSE(p.layout.header.has_value());  // no segment data: plain flatbuffer
@@ -64,7 +65,7 @@ TEST(PteUpstreamFixtures, AddProgram) {
 
 TEST(PteUpstreamFixtures, ModuleLinearWithLegacyConstantBuffer) {
   const std::string path = kFixtures + "/ModuleLinear-no-constant-segment.pte";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(path), "upstream fixture " << path);
   const LoadedProgram p = read_program(path);
   EXPECT_EQ(p.layout.file_size, 1040u);
   EXPECT_FALSE(p.layout.header.has_value());
@@ -105,7 +106,7 @@ TEST(PteUpstreamFixtures, ModuleLinearWithLegacyConstantBuffer) {
 TEST(PteUpstreamFixtures, RewrittenThroughOurWriterReadsTheSame) {
   for (const char* name : {"add.pte", "ModuleLinear-no-constant-segment.pte"}) {
     const std::string path = kFixtures + "/" + name;
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+    GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(path), "upstream fixture " << path);
     const LoadedProgram p = read_program(path);
     const auto bytes = serialize_program(p.program);
     EXPECT_TRUE(read_program_bytes(bytes, name).program == p.program) << name;
@@ -114,7 +115,7 @@ TEST(PteUpstreamFixtures, RewrittenThroughOurWriterReadsTheSame) {
 
 TEST(PteUpstreamFixtures, InspectJson) {
   const std::string path = kFixtures + "/ModuleLinear-no-constant-segment.pte";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+  GENAI_REQUIRE_AVAILABLE(std::filesystem::exists(path), "upstream fixture " << path);
   const auto r = genai::testing::run_genai({"inspect", path, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -143,7 +144,7 @@ TEST(PteUpstreamFixtures, InspectJson) {
 
 // flatc (the reference flatbuffers implementation) decodes our files against the schema.
 TEST(PteUpstreamFixtures, FlatcDecodesOurFiles) {
-  if (genai::testing::run_process({"flatc", "--version"}).exit_code != 0) GTEST_SKIP() << "flatc not on PATH";
+  GENAI_REQUIRE_AVAILABLE(genai::testing::run_process({"flatc", "--version"}).exit_code == 0, "flatc on PATH");
   genai::testing::TempDir dir;
   write_program(dir.file("sample.pte"), testing::sample_program());
   const auto r = genai::testing::run_process({"flatc", "--json", "--strict-json", "--raw-binary", "-o", dir.path(),

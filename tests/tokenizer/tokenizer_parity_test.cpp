@@ -13,6 +13,7 @@
 #include "tokenizer/tokenizer_bin.h"
 #include "tokenizer/tokenizer_json.h"
 #include "tokenizer/tokenizer_test_util.h"
+#include "support/test_requirements.h"
 
 namespace genai {
 namespace {
@@ -31,7 +32,7 @@ BpeVocab smollm2_vocab(const std::string& gguf) {
 
 TEST(TokenizerParity, SmolLM2FromGgufMatchesHfTokenizers) {
   const std::string gguf = testing::default_model_path();
-  if (gguf.empty()) GTEST_SKIP() << "default model (models/SmolLM2-135M-Instruct.Q4_1.gguf) is absent";
+  GENAI_REQUIRE_AVAILABLE(!gguf.empty(), "the default model (models/SmolLM2-135M-Instruct.Q4_1.gguf)");
   const auto corpus = tokenizer_corpus();
   ASSERT_GE(corpus.size(), 200u);
   testing::TempDir dir;
