@@ -11,16 +11,7 @@
 
 namespace genai::kernels::testing {
 
-class ScopedMode {
- public:
-  explicit ScopedMode(KernelMode m) : saved_(kernel_mode()) { set_kernel_mode(m); }
-  ~ScopedMode() { set_kernel_mode(saved_); }
-  ScopedMode(const ScopedMode&) = delete;
-  ScopedMode& operator=(const ScopedMode&) = delete;
-
- private:
-  KernelMode saved_;
-};
+using ScopedMode = ScopedKernelMode;
 
 inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo, float hi) {
   std::uniform_real_distribution<float> d(lo, hi);

@@ -285,6 +285,14 @@ bool is_suffix(const std::vector<int64_t>& small, const std::vector<int64_t>& ou
   return true;
 }
 
+// The element counts before and after `axis`: {product of the leading axes, of the trailing axes}.
+std::pair<int64_t, int64_t> around_axis(const std::vector<int64_t>& shape, int32_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  return {outer, inner};
+}
+
 // Per-entry offsets of a batched matmul whose batch axes broadcast (GQA without copies).
 std::vector<kernels::MatmulBatch> matmul_batches(const std::vector<int64_t>& a_batch, const std::vector<int64_t>& b_batch,
                                                  const std::vector<int64_t>& batch, int64_t M, int64_t K, int64_t N) {
@@ -397,9 +405,7 @@ void Decoder::decode_concat(OpContext& c) const {
   c.need(total == out.shape[static_cast<size_t>(axis)], "result length along the axis is not the sum");
   ConcatParams& p = c.params<ConcatParams>(StepKind::kConcat);
   const uint64_t esize = element_size(out.type);
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= out.shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) inner *= out.shape[d];
+  const auto [outer, inner] = around_axis(out.shape, axis);
   p.outer = outer;
   p.out_row = static_cast<uint64_t>(out.shape[static_cast<size_t>(axis)] * inner) * esize;
   for (const TensorInfo* t : c.in) {
@@ -422,9 +428,7 @@ void Decoder::decode_slice(OpContext& c) const {
          "slice outside the operand");
   SliceParams& p = c.params<SliceParams>(StepKind::kSlice);
   const uint64_t esize = element_size(x.type);
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const auto [outer, inner] = around_axis(x.shape, axis);
   p.outer = outer;
   p.in_row = static_cast<uint64_t>(x.shape[static_cast<size_t>(axis)] * inner) * esize;
   p.start = static_cast<uint64_t>(start * inner) * esize;
