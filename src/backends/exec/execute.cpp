@@ -267,20 +267,13 @@ void binary_op(const FloatOp& f, float (*op)(float, float), void (*kernel)(const
         f.finish(e0, e1);
       });
       break;
+    case Broadcast::kScalarA:
     case Broadcast::kScalarB: {
-      const float bv = *f.operand(1, 0, 1);
+      const bool scalar_b = p.broadcast == Broadcast::kScalarB;
+      const float sv = *f.operand(scalar_b ? 1 : 0, 0, 1);
       split_rows(n, 1, [&](int64_t e0, int64_t e1) {
-        const float* a = f.operand(0, e0, e1);
-        for (int64_t i = 0; i < e1 - e0; ++i) f.y[e0 + i] = op(a[i], bv);
-        f.finish(e0, e1);
-      });
-      break;
-    }
-    case Broadcast::kScalarA: {
-      const float av = *f.operand(0, 0, 1);
-      split_rows(n, 1, [&](int64_t e0, int64_t e1) {
-        const float* b = f.operand(1, e0, e1);
-        for (int64_t i = 0; i < e1 - e0; ++i) f.y[e0 + i] = op(av, b[i]);
+        const float* v = f.operand(scalar_b ? 0 : 1, e0, e1);
+        for (int64_t i = 0; i < e1 - e0; ++i) f.y[e0 + i] = scalar_b ? op(v[i], sv) : op(sv, v[i]);
         f.finish(e0, e1);
       });
       break;
