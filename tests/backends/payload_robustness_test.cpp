@@ -118,6 +118,29 @@ TEST_F(PayloadRobustness, FusedKvPayloadBitFlipsAreInputErrors) {
                          3, 400);
 }
 
+// Versions: 1 and 2 are read; MatMulConcat needs 2; anything newer is refused.
+TEST_F(PayloadRobustness, VersionsAreChecked) {
+  const compile::Backend* htp = compile::find_backend("htp");
+  const backends::ScopedFuseKvConcat fuse(true);
+  auto l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  std::map<std::string, pte::NamedData> named;
+  for (const auto& nd : l.named_data) named.emplace(nd.key, nd);
+  auto with_version = [&](uint32_t version) {
+    auto method = backends::fb::UnPackMethod(l.payload.bytes().data());
+    method->version = version;
+    flatbuffers::FlatBufferBuilder builder;
+    builder.Finish(backends::fb::Method::Pack(builder, method.get()), backends::fb::MethodIdentifier());
+    return pte::Blob(std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  };
+  EXPECT_FALSE(init_and_run(with_version(backends::kPayloadVersion), named, "v2"));
+  EXPECT_TRUE(init_and_run(with_version(1), named, "v1 with MatMulConcat"));
+  EXPECT_TRUE(init_and_run(with_version(backends::kPayloadVersion + 1), named, "v3"));
+  // An unfused payload is a valid version-1 payload.
+  backends::set_fuse_kv_concat(false);
+  l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  EXPECT_FALSE(init_and_run(with_version(1), named, "v1"));
+}
+
 TEST_F(PayloadRobustness, MissingOrResizedNamedDataIsAnInputError) {
   const compile::Backend* htp = compile::find_backend("htp");
   auto l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
