@@ -5,50 +5,15 @@
 #include "core/thread_pool.h"
 #include "kernels/kernel_mode.h"
 #include "kernels/requantize.h"
+#include "kernels/split_matmul_simd.h"
 
 namespace genai::kernels {
 namespace {
 
-// acc[j] += Σ_p a[p]·b[p·stride + j], one column after another: the definition.
 template <typename T>
-void accumulate_rows_scalar(const double* a, int64_t rows, const T* b, int64_t stride, int64_t cols, double* acc) {
-  for (int64_t j = 0; j < cols; ++j) {
-    double s = 0;
-    for (int64_t p = 0; p < rows; ++p) s += a[p] * static_cast<double>(b[p * stride + j]);
-    acc[j] += s;
-  }
-}
-
-// The same sums, 32 columns at a time held in registers while the rows stream past (as a matmul
-// kernel does), compiled per x86 ISA. Every partial sum is an exact integer, so the order of the
-// additions cannot change the result.
-template <typename T>
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#endif
-void accumulate_rows_blocked(const double* a, int64_t rows, const T* b, int64_t stride, int64_t cols, double* acc) {
-  constexpr int64_t kBlock = 32;
-  int64_t j0 = 0;
-  for (; j0 + kBlock <= cols; j0 += kBlock) {
-    double block[kBlock] = {};
-    for (int64_t p = 0; p < rows; ++p) {
-      const double av = a[p];
-      const T* row = b + p * stride + j0;
-      for (int64_t j = 0; j < kBlock; ++j) block[j] += av * static_cast<double>(row[j]);
-    }
-    for (int64_t j = 0; j < kBlock; ++j) acc[j0 + j] += block[j];
-  }
-  for (int64_t p = 0; p < rows && j0 < cols; ++p) {
-    const double av = a[p];
-    const T* row = b + p * stride;
-    for (int64_t j = j0; j < cols; ++j) acc[j] += av * static_cast<double>(row[j]);
-  }
-}
-
-template <typename T>
-void accumulate_rows(bool blocked, const double* a, int64_t rows, const T* b, int64_t stride, int64_t cols, double* acc) {
-  if (blocked) accumulate_rows_blocked(a, rows, b, stride, cols, acc);
-  else accumulate_rows_scalar(a, rows, b, stride, cols, acc);
+void accumulate_rows(bool simd, const double* a, int64_t rows, const T* b, int64_t stride, int64_t cols, double* acc) {
+  if (simd) split_simd::accumulate_rows(a, rows, b, stride, cols, acc);
+  else split_simd::accumulate_rows_scalar(a, rows, b, stride, cols, acc);
 }
 
 int32_t code_at(const void* p, ActType t, int64_t i) {
@@ -60,7 +25,7 @@ int32_t code_at(const void* p, ActType t, int64_t i) {
 void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,
                     const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey,
                     ActType yt, void* y, double* work) {
-  const bool blocked = kernel_mode() == KernelMode::kSimd;
+  const bool simd = kernel_mode() == KernelMode::kSimd;
   const float m = (ea.scale * eb.scale) / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
   const int64_t per_entry = split_matmul_work(K, N);
@@ -74,10 +39,10 @@ void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<cons
       const int64_t b_batch = K * N > 0 ? e.b_offset / (K * N) : 0;
       for (const MatmulSegment& g : b) {
         if (bt == ActType::kU8)
-          accumulate_rows(blocked, av + g.p0, g.rows, static_cast<const uint8_t*>(g.data) + b_batch * g.per_batch, g.stride,
+          accumulate_rows(simd, av + g.p0, g.rows, static_cast<const uint8_t*>(g.data) + b_batch * g.per_batch, g.stride,
                           g.cols, acc + g.col0);
         else
-          accumulate_rows(blocked, av + g.p0, g.rows, static_cast<const uint16_t*>(g.data) + b_batch * g.per_batch,
+          accumulate_rows(simd, av + g.p0, g.rows, static_cast<const uint16_t*>(g.data) + b_batch * g.per_batch,
                           g.stride, g.cols, acc + g.col0);
         // Σ a·(b − zb) = Σ a·b − zb·Σ a over this segment's rows (exact integers).
         double seg_sum = 0;

@@ -1,9 +1,13 @@
 // kernels::split_matmul_q (b = concat of two parts read in place) against kernels::matmul_q on
-// the materialised concat: both builds, u8/u16 operands, the parts along N (keys) and along K
-// (values), broadcast batch entries (GQA). Exact sums on both sides, so equal codes.
+// the materialised concat: the scalar build and the vectorised build on every compiled Highway
+// target (forced one at a time, as targets_test.cpp does), u8/u16 operands, the parts along N
+// (keys) and along K (values), broadcast batch entries (GQA). Exact sums, so equal codes.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+
+#include <hwy/targets.h>
 
 #include "kernel_test_util.h"
 #include "kernels/split_matmul.h"
@@ -75,14 +79,38 @@ void check(const Case& c, uint32_t seed) {
   }
 }
 
-TEST(SplitMatmul, EqualsMatmulOnTheConcat) {
-  uint32_t seed = 1;
+struct ForcedTarget {
+  explicit ForcedTarget(int64_t t) {
+    hwy::SetSupportedTargetsForTest(t);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ~ForcedTarget() {
+    hwy::SetSupportedTargetsForTest(0);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+};
+
+void check_all(uint32_t seed) {
   for (ActType t : {ActType::kU8, ActType::kU16}) {
     check({true, ActType::kU16, t, ActType::kU16, 64, 37, 36}, seed++);   // keys: cache 36 + 1 new column
     check({true, ActType::kU16, t, ActType::kU16, 64, 70, 5}, seed++);    // blocks of 32 and a tail
     check({false, ActType::kU16, t, ActType::kU16, 37, 64, 36}, seed++);  // values: cache 36 rows + 1
     check({false, ActType::kU8, t, ActType::kU8, 80, 33, 1}, seed++);
   }
+}
+
+TEST(SplitMatmul, EqualsMatmulOnTheConcatOnEveryTarget) {
+  const int64_t supported = hwy::SupportedTargets();
+  int tested = 0;
+  for (int64_t t : {int64_t{HWY_AVX3_DL}, int64_t{HWY_AVX3}, int64_t{HWY_AVX2}, int64_t{HWY_SSE4}, int64_t{HWY_SSSE3},
+                    int64_t{HWY_EMU128}, int64_t{HWY_NEON}}) {
+    if (!(supported & t) && t != HWY_EMU128) continue;
+    ForcedTarget forced(t | HWY_EMU128);
+    SCOPED_TRACE(hwy::TargetName(t));
+    check_all(static_cast<uint32_t>(t % 1000) + 1);
+    ++tested;
+  }
+  EXPECT_GE(tested, 1);
 }
 
 }  // namespace
