@@ -5,6 +5,8 @@
 #include <random>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "kernels/kernel_mode.h"
 #include "kernels/quantize.h"
 #include "quant/encoding.h"
@@ -12,6 +14,20 @@
 namespace genai::kernels::testing {
 
 using ScopedMode = ScopedKernelMode;
+
+// Forces Highway's dynamic dispatch to the targets in `t` for a scope (every-target tests).
+struct ForcedTarget {
+  explicit ForcedTarget(int64_t t) {
+    hwy::SetSupportedTargetsForTest(t);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ~ForcedTarget() {
+    hwy::SetSupportedTargetsForTest(0);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ForcedTarget(const ForcedTarget&) = delete;
+  ForcedTarget& operator=(const ForcedTarget&) = delete;
+};
 
 inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo, float hi) {
   std::uniform_real_distribution<float> d(lo, hi);

@@ -16,6 +16,7 @@ namespace genai::kernels {
 namespace {
 
 using testing::CodeBuffer;
+using testing::ForcedTarget;
 using testing::ScopedMode;
 
 struct Case {
@@ -78,17 +79,6 @@ void check(const Case& c, uint32_t seed) {
                                      << c.split << (mode == KernelMode::kScalar ? " scalar" : " simd");
   }
 }
-
-struct ForcedTarget {
-  explicit ForcedTarget(int64_t t) {
-    hwy::SetSupportedTargetsForTest(t);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-  }
-  ~ForcedTarget() {
-    hwy::SetSupportedTargetsForTest(0);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-  }
-};
 
 void check_all(uint32_t seed) {
   for (ActType t : {ActType::kU8, ActType::kU16}) {
