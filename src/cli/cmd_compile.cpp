@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/execution_options.h"
 #include "backends/register_builtin.h"
 #include "cli/command.h"
 #include "compile/compiler.h"
@@ -54,6 +55,7 @@ int compile_action(const options::OptionValues& given) {
   if (const auto threads = values.get_optional_int("threads"); threads && *threads > 0) {
     ThreadPool::set_global_threads(static_cast<int>(*threads));
   }
+  backends::apply_execution_options(values);
   const bool json = values.get_flag("json");
   // Validates the cross-option rules, the SoC and the backend (InputErrors naming them).
   const nlohmann::json summary = options::resolved_summary(values);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "backends/execution_options.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -46,6 +47,7 @@ pipeline::PipelineContext make_context(const options::OptionValues& values, bool
 int pipeline_action(const options::OptionValues& values) {
   if (values.get_flag("verbose")) log::set_level(log::Level::kDebug);
   if (const int64_t threads = values.get_int("threads"); threads > 0) ThreadPool::set_global_threads(static_cast<int>(threads));
+  backends::apply_execution_options(values);
   const bool json = values.get_flag("json");
   const auto summary = options::resolved_summary(values);  // validates the option set
   const orchestrator::SkipPlan skip = orchestrator::plan_skipped_stages(values);

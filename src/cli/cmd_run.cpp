@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "backends/execution_options.h"
 #include "backends/register_builtin.h"
 #include "cli/command.h"
 #include "core/error.h"
@@ -80,6 +81,7 @@ struct RunArgs {
     a.seed_given = v.get_optional_int("seed");
     a.seed = static_cast<uint64_t>(a.seed_given.value_or(0));
     a.threads = static_cast<int>(v.get_int("threads"));
+    backends::apply_execution_options(v);
     a.json = v.get_flag("json");
     if (!a.artifact_dir.empty()) {
       for (const char* fixed : {"model_mode", "max_context_len", "prefill_ar_len", "checkpoint"})

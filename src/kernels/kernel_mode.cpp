@@ -1,22 +1,14 @@
 #include "kernels/kernel_mode.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "kernels/simd_kernels.h"
 
 namespace genai::kernels {
 namespace {
 
-KernelMode initial_mode() {
-  const char* v = std::getenv("GENAI_SCALAR_KERNELS");
-  if (v && *v && std::strcmp(v, "0") != 0) return KernelMode::kScalar;
-  return KernelMode::kSimd;
-}
-
 std::atomic<KernelMode>& mode_slot() {
-  static std::atomic<KernelMode> mode{initial_mode()};
+  static std::atomic<KernelMode> mode{KernelMode::kSimd};
   return mode;
 }
 

@@ -219,6 +219,13 @@ std::vector<OptionSpec> make_table() {
                                     "How graphs are lowered: emulation = host runtime emulating the target's quantized arithmetic", ALL),
                                 {"emulation"}),
                         "payload kind")));
+  t.push_back(ours(note(opt("scalar_kernels", T::kFlag, false, "Run the scalar kernels (the reference build) instead of the SIMD ones", P | C | R),
+                        "kernel build")));
+  t.push_back(ours(note(opt("backend_profile", T::kFlag, false, "Log per-step-kind milliseconds of compiled programs (htp/gpu payloads)", P | R),
+                        "payload executor profile")));
+  t.push_back(ours(note(opt("backend_fuse_kv", T::kFlag, false,
+                            "Lower decode attention to read concat(cache, new) in place (exact; slower today)", P | C),
+                        "KV-concat fusion at lowering")));
   for (auto& s : t) s.scopes |= P;  // `genai pipeline` shows every option
   return t;
 }

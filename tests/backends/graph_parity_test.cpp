@@ -8,16 +8,14 @@
 #include <set>
 
 #include "backend_test_util.h"
+#include "backends/lower/kv_fusion.h"
+#include "backends/payload/payload_format.h"
 #include "kernels/kernel_mode.h"
 
 namespace genai::backends_testing {
 namespace {
 
-struct ModeGuard {
-  explicit ModeGuard(kernels::KernelMode m) : saved(kernels::kernel_mode()) { kernels::set_kernel_mode(m); }
-  ~ModeGuard() { kernels::set_kernel_mode(saved); }
-  kernels::KernelMode saved;
-};
+using ModeGuard = kernels::ScopedKernelMode;
 
 struct ParityCase {
   std::string recipe;
@@ -94,14 +92,14 @@ INSTANTIATE_TEST_SUITE_P(Recipes, QuantizedParity,
                                          ParityCase{"8a4w", graph::ModelMode::kKv, true}),
                          case_name);
 
-// The in-place KV concat (GENAI_BACKEND_FUSE_KV=1: the attention matmul of one decode row reads
-// concat(cache, new) in place, along N for keys and K for values) computes the same codes, in
-// both buffer modes and KV widths.
+// The in-place KV concat (--backend_fuse_kv: the lowering turns the attention matmul of one
+// decode row over concat(cache, new) into MatMulConcat, along N for keys and K for values)
+// computes the same codes, in both buffer modes and KV widths.
 TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
   const auto model = block_friendly_model();
   for (const char* recipe : {"16a8w", "8a8w"}) {
     const auto q = quantize(model, recipe, graph::ModelMode::kHybrid);
-    setenv("GENAI_BACKEND_FUSE_KV", "1", 1);
+    const backends::ScopedFuseKvConcat fuse(true);
     for (auto mode : {kernels::KernelMode::kScalar, kernels::KernelMode::kSimd})
       for (bool shared : {true, false}) {
         ModeGuard guard(mode);
@@ -109,8 +107,35 @@ TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
         EXPECT_LE(max_code_difference(q, "kv_forward", shared, 3, &compared), mode == kernels::KernelMode::kScalar ? 0 : 1)
             << recipe << " " << shared;
       }
-    unsetenv("GENAI_BACKEND_FUSE_KV");
   }
+}
+
+// The decision is the lowering's: fused, every layer's two attention matmuls become MatMulConcat
+// and their concats disappear (with the arena the concatenated caches took); not fused (the
+// default), the payload has no MatMulConcat and keeps the concats.
+TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
+  backends::register_builtin_backends();
+  const auto model = block_friendly_model();
+  const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid);
+  const compile::Backend* htp = compile::find_backend("htp");
+  auto count = [](const compile::LoweredMethod& m, backends::fb::OpKind kind) {
+    const auto* method = backends::fb::GetMethod(m.payload.bytes().data());
+    int n = 0;
+    for (const auto* op : *method->ops()) n += op->kind() == kind;
+    return n;
+  };
+  for (bool shared : {true, false}) {
+    const auto plain = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    const backends::ScopedFuseKvConcat fuse(true);
+    const auto fused = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    EXPECT_EQ(count(plain, backends::fb::OpKind::MatMulConcat), 0);
+    const int concats = count(plain, backends::fb::OpKind::Concat);
+    EXPECT_GT(concats, 0);
+    EXPECT_EQ(count(fused, backends::fb::OpKind::MatMulConcat), concats) << shared;
+    EXPECT_EQ(count(fused, backends::fb::OpKind::Concat), 0) << shared;
+    EXPECT_LT(fused.planned_bytes, plain.planned_bytes) << shared;
+  }
+  EXPECT_FALSE(backends::fuse_kv_concat());
 }
 
 TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {

@@ -2,6 +2,7 @@
 // (slice, three-way concat, byte-moving transposes, general broadcasting, batched matmul
 // broadcast, linear bias with int16 and int4-block weights, gathers): the program's codes equal
 // the QDQ reference's with scalar kernels, within one code with SIMD kernels.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backend_test_util.h"
+#include "backends/lower/kv_fusion.h"
 #include "backends/payload/payload_format.h"
 #include "core/error.h"
 
@@ -59,6 +60,32 @@ class PayloadRobustness : public ::testing::Test {
     }
     return false;
   }
+
+  // Every flip either runs or is an InputError (never a crash); the share rejected is what the
+  // verifier achieves today (about 70 % of single-bit flips in these payloads; the rest land in
+  // padding or in values any reading accepts), asserted with a margin.
+  static void flip_bits_and_truncate(const compile::LoweredMethod& l, uint32_t seed, int default_flips) {
+    std::map<std::string, pte::NamedData> named;
+    for (const auto& nd : l.named_data) named.emplace(nd.key, nd);
+    const std::vector<uint8_t> good(l.payload.bytes().begin(), l.payload.bytes().end());
+    std::mt19937 rng(seed);
+    int rejected = 0, flips = 0;
+    // GENAI_PAYLOAD_FLIPS=N for a longer sweep (sanitizer runs); the default keeps the suite fast.
+    const char* env = std::getenv("GENAI_PAYLOAD_FLIPS");
+    const int n_flips = env ? std::atoi(env) : default_flips;
+    for (int k = 0; k < n_flips; ++k) {
+      std::vector<uint8_t> bad = good;
+      const size_t at = rng() % bad.size();
+      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      ++flips;
+      rejected += init_and_run(pte::Blob(std::move(bad)), named, "text_decoder.pte/prefill_forward");
+    }
+    EXPECT_GE(rejected * 100, flips * 60) << rejected << " of " << flips << " flips rejected";
+    for (size_t len = 0; len < good.size(); len += 1 + good.size() / 200)
+      EXPECT_TRUE(init_and_run(pte::Blob(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(len))), named,
+                               "truncated"))
+          << len;
+  }
 };
 quant::QuantizedModel* PayloadRobustness::q_ = nullptr;
 
@@ -76,29 +103,42 @@ TEST_F(PayloadRobustness, IntactPayloadRuns) {
 TEST_F(PayloadRobustness, BitFlipsAndTruncationAreInputErrors) {
   const compile::Backend* htp = compile::find_backend("htp");
   for (bool shared : {true, false}) {
-    auto l = htp->lower("prefill_forward", q_->bundles.at(pipeline::GraphName::kPrefillForward),
-                        target_for("SM8650", shared));
-    std::map<std::string, pte::NamedData> named;
-    for (const auto& nd : l.named_data) named.emplace(nd.key, nd);
-    const std::vector<uint8_t> good(l.payload.bytes().begin(), l.payload.bytes().end());
-    std::mt19937 rng(shared ? 1 : 2);
-    int rejected = 0, flips = 0;
-    // GENAI_PAYLOAD_FLIPS=N for a longer sweep (sanitizer runs); the default keeps the suite fast.
-    const char* env = std::getenv("GENAI_PAYLOAD_FLIPS");
-    const int n_flips = env ? std::atoi(env) : 800;
-    for (int k = 0; k < n_flips; ++k) {
-      std::vector<uint8_t> bad = good;
-      const size_t at = rng() % bad.size();
-      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
-      ++flips;
-      rejected += init_and_run(pte::Blob(std::move(bad)), named, "text_decoder.pte/prefill_forward");
-    }
-    EXPECT_GT(rejected, flips / 20);  // many flips land in padding or tolerant values; many do not
-    for (size_t len = 0; len < good.size(); len += 1 + good.size() / 200)
-      EXPECT_TRUE(init_and_run(pte::Blob(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(len))),
-                               named, "truncated"))
-          << len;
+    SCOPED_TRACE(shared ? "shared buffers" : "copied I/O");
+    flip_bits_and_truncate(htp->lower("prefill_forward", q_->bundles.at(pipeline::GraphName::kPrefillForward),
+                                      target_for("SM8650", shared)),
+                           shared ? 1 : 2, 800);
   }
+}
+
+// The same for a payload with MatMulConcat ops (--backend_fuse_kv).
+TEST_F(PayloadRobustness, FusedKvPayloadBitFlipsAreInputErrors) {
+  const compile::Backend* htp = compile::find_backend("htp");
+  const backends::ScopedFuseKvConcat fuse(true);
+  flip_bits_and_truncate(htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true)),
+                         3, 400);
+}
+
+// Versions: 1 and 2 are read; MatMulConcat needs 2; anything newer is refused.
+TEST_F(PayloadRobustness, VersionsAreChecked) {
+  const compile::Backend* htp = compile::find_backend("htp");
+  const backends::ScopedFuseKvConcat fuse(true);
+  auto l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  std::map<std::string, pte::NamedData> named;
+  for (const auto& nd : l.named_data) named.emplace(nd.key, nd);
+  auto with_version = [&](uint32_t version) {
+    auto method = backends::fb::UnPackMethod(l.payload.bytes().data());
+    method->version = version;
+    flatbuffers::FlatBufferBuilder builder;
+    builder.Finish(backends::fb::Method::Pack(builder, method.get()), backends::fb::MethodIdentifier());
+    return pte::Blob(std::vector<uint8_t>(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()));
+  };
+  EXPECT_FALSE(init_and_run(with_version(backends::kPayloadVersion), named, "v2"));
+  EXPECT_TRUE(init_and_run(with_version(1), named, "v1 with MatMulConcat"));
+  EXPECT_TRUE(init_and_run(with_version(backends::kPayloadVersion + 1), named, "v3"));
+  // An unfused payload is a valid version-1 payload.
+  backends::set_fuse_kv_concat(false);
+  l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  EXPECT_FALSE(init_and_run(with_version(1), named, "v1"));
 }
 
 TEST_F(PayloadRobustness, MissingOrResizedNamedDataIsAnInputError) {

@@ -5,21 +5,28 @@
 #include <random>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "kernels/kernel_mode.h"
 #include "kernels/quantize.h"
 #include "quant/encoding.h"
 
 namespace genai::kernels::testing {
 
-class ScopedMode {
- public:
-  explicit ScopedMode(KernelMode m) : saved_(kernel_mode()) { set_kernel_mode(m); }
-  ~ScopedMode() { set_kernel_mode(saved_); }
-  ScopedMode(const ScopedMode&) = delete;
-  ScopedMode& operator=(const ScopedMode&) = delete;
+using ScopedMode = ScopedKernelMode;
 
- private:
-  KernelMode saved_;
+// Forces Highway's dynamic dispatch to the targets in `t` for a scope (every-target tests).
+struct ForcedTarget {
+  explicit ForcedTarget(int64_t t) {
+    hwy::SetSupportedTargetsForTest(t);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ~ForcedTarget() {
+    hwy::SetSupportedTargetsForTest(0);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  ForcedTarget(const ForcedTarget&) = delete;
+  ForcedTarget& operator=(const ForcedTarget&) = delete;
 };
 
 inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo, float hi) {

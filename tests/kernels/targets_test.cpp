@@ -17,18 +17,8 @@ namespace genai::kernels {
 namespace {
 
 using testing::CodeBuffer;
+using testing::ForcedTarget;
 using testing::ScopedMode;
-
-struct ForcedTarget {
-  explicit ForcedTarget(int64_t t) {
-    hwy::SetSupportedTargetsForTest(t);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-  }
-  ~ForcedTarget() {
-    hwy::SetSupportedTargetsForTest(0);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-  }
-};
 
 template <typename Fn>
 auto both_builds(Fn fn) {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -15,6 +14,7 @@
 #include "backends/exec/method_plan.h"
 #include "backends/payload/op_scratch.h"
 #include "core/error.h"
+#include "kernels/broadcast.h"
 
 namespace genai::backends::exec {
 namespace {
@@ -63,11 +63,27 @@ bool enum_ok(E e) {
   return static_cast<int>(e) >= static_cast<int>(E::MIN) && static_cast<int>(e) <= static_cast<int>(E::MAX);
 }
 
+struct OpContext;
+
 class Decoder {
  public:
+  friend struct OpContext;
   Decoder(std::string_view label, const runtime::NamedDataLookup& named) : label_(label), named_(named) {}
 
   std::unique_ptr<MethodPlan> run(std::span<const uint8_t> payload);
+
+  // One per op kind (kOpDecoders): checks the operands and fills the step's parameters.
+  void decode_gather(OpContext& c) const;
+  void decode_rows(OpContext& c) const;  // rms_norm, silu, softmax
+  void decode_linear(OpContext& c) const;
+  void decode_binary(OpContext& c) const;  // add, mul
+  void decode_rope(OpContext& c) const;
+  void decode_matmul(OpContext& c) const;
+  void decode_concat(OpContext& c) const;
+  void decode_reshape(OpContext& c) const;
+  void decode_transpose(OpContext& c) const;
+  void decode_slice(OpContext& c) const;
+  void decode_matmul_concat(OpContext& c) const;
 
  private:
   template <typename... Args>
@@ -86,7 +102,6 @@ class Decoder {
     return tensors_[static_cast<size_t>(index)];
   }
   void decode_op(const fb::Op* op, size_t index);
-  void fuse_concat_into_matmul(const std::vector<bool>& io_output);
   Operand operand(const TensorInfo& t) const { return Operand{t.loc, t.type, t.q, t.numel}; }
   // The activation type of the program: uint8/uint16 with an encoding, or float32.
   bool value_type(const TensorInfo& t) const {
@@ -105,7 +120,12 @@ class Decoder {
 
   std::string label_;
   const runtime::NamedDataLookup& named_;
+  static bool overlaps(const TensorInfo& a, const TensorInfo& b) {
+    return a.loc.base == b.loc.base && a.loc.offset < b.loc.offset + b.bytes && b.loc.offset < a.loc.offset + a.bytes;
+  }
+
   std::unique_ptr<MethodPlan> plan_;
+  uint32_t version_ = 0;
   std::vector<TensorInfo> tensors_;
   size_t n_inputs_ = 0, n_outputs_ = 0;
 };
@@ -242,17 +262,6 @@ void Decoder::bind_storage(size_t index, const fb::Tensor* t) {
   }
 }
 
-// Row-major strides of `shape` broadcast to `out` (size-1 and missing axes stride 0).
-std::array<int64_t, kMaxRank> broadcast_strides(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
-  std::array<int64_t, kMaxRank> st{};
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    st[i + out.size() - shape.size()] = shape[i] == 1 ? 0 : s;
-    s *= shape[i];
-  }
-  return st;
-}
-
 bool broadcast_to(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
   const size_t rank = std::max(a.size(), b.size());
   out->assign(rank, 1);
@@ -276,386 +285,398 @@ bool is_suffix(const std::vector<int64_t>& small, const std::vector<int64_t>& ou
   return true;
 }
 
+// The element counts before and after `axis`: {product of the leading axes, of the trailing axes}.
+std::pair<int64_t, int64_t> around_axis(const std::vector<int64_t>& shape, int32_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  return {outer, inner};
+}
+
+// Per-entry offsets of a batched matmul whose batch axes broadcast (GQA without copies).
+std::vector<kernels::MatmulBatch> matmul_batches(const std::vector<int64_t>& a_batch, const std::vector<int64_t>& b_batch,
+                                                 const std::vector<int64_t>& batch, int64_t M, int64_t K, int64_t N) {
+  const auto sa = kernels::broadcast_strides(a_batch, batch.size()), sb = kernels::broadcast_strides(b_batch, batch.size());
+  int64_t n_batch = 1;
+  for (int64_t d : batch) n_batch *= d;
+  std::vector<kernels::MatmulBatch> batches;
+  std::array<int64_t, kMaxRank> idx{};
+  for (int64_t i = 0; i < n_batch; ++i) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    batches.push_back({oa * M * K, ob * K * N, i * M * N});
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return batches;
+}
+
+// Everything one op's decoder reads and checks.
+struct OpContext {
+  const Decoder& decoder;
+  const fb::Op* op;
+  fb::OpKind kind;
+  std::string name;
+  std::vector<const TensorInfo*> in;
+  const TensorInfo* out = nullptr;
+  Step step;
+  bool view = false;  // no step: the result is its operand's bytes
+
+  void arity(size_t lo, size_t hi) const {
+    if (in.size() < lo || in.size() > hi) decoder.bad("op '{}' ({}) has {} inputs", name, fb::EnumNameOpKind(kind), in.size());
+  }
+  void need(bool ok, std::string_view what) const {
+    if (!ok) decoder.bad("op '{}' ({}): {}", name, fb::EnumNameOpKind(kind), what);
+  }
+  template <typename P>
+  P& params(StepKind k) {
+    step.kind = k;
+    return step.params.emplace<P>();
+  }
+};
+
+void Decoder::decode_reshape(OpContext& c) const {
+  c.arity(1, 1);
+  const TensorInfo &x = *c.in[0], &out = *c.out;
+  c.need(same_encoding(x, out), "operand and result differ in type or encoding");
+  c.need(x.numel == out.numel, "element counts differ");
+  if (x.loc == out.loc) c.view = true;
+  else c.params<CopyParams>(StepKind::kCopy).bytes = out.bytes;
+}
+
+void Decoder::decode_transpose(OpContext& c) const {
+  c.arity(1, 1);
+  const TensorInfo &x = *c.in[0], &out = *c.out;
+  c.need(same_encoding(x, out), "operand and result differ in type or encoding");
+  const auto* perm = c.op->perm();
+  c.need(perm && perm->size() == x.shape.size() && out.shape.size() == x.shape.size(), "bad permutation");
+  std::array<bool, kMaxRank> seen{};
+  std::array<int64_t, kMaxRank> in_strides{};
+  int64_t st = 1;
+  for (size_t d = x.shape.size(); d-- > 0;) {
+    in_strides[d] = st;
+    st *= x.shape[d];
+  }
+  TransposeParams t;
+  t.rank = static_cast<int>(x.shape.size());
+  t.esize = element_size(x.type);
+  bool identity = true;
+  int64_t last = -1;
+  for (size_t d = 0; d < perm->size(); ++d) {
+    const int32_t p = perm->Get(static_cast<flatbuffers::uoffset_t>(d));
+    c.need(p >= 0 && static_cast<size_t>(p) < x.shape.size() && !seen[static_cast<size_t>(p)], "bad permutation");
+    seen[static_cast<size_t>(p)] = true;
+    c.need(out.shape[d] == x.shape[static_cast<size_t>(p)], "result shape is not the permuted operand shape");
+    t.dims[d] = out.shape[d];
+    t.strides[d] = in_strides[static_cast<size_t>(p)];
+    if (x.shape[static_cast<size_t>(p)] != 1) {
+      if (p < last) identity = false;
+      last = p;
+    }
+  }
+  if (x.loc == out.loc) {
+    c.need(identity, "a transpose that moves bytes cannot write over its operand");
+    c.view = true;
+  } else if (identity) {
+    c.params<CopyParams>(StepKind::kCopy).bytes = out.bytes;
+  } else {
+    c.params<TransposeParams>(StepKind::kTranspose) = t;
+  }
+}
+
+void Decoder::decode_concat(OpContext& c) const {
+  c.arity(1, 1024);
+  const TensorInfo& out = *c.out;
+  const int32_t axis = c.op->axis();
+  c.need(axis >= 0 && static_cast<size_t>(axis) < out.shape.size(), "axis out of range");
+  int64_t total = 0;
+  for (const TensorInfo* t : c.in) {
+    c.need(same_encoding(*t, out), "operands differ in type or encoding from the result");
+    c.need(t->shape.size() == out.shape.size(), "operand ranks differ");
+    for (size_t d = 0; d < out.shape.size(); ++d)
+      if (d != static_cast<size_t>(axis)) c.need(t->shape[d] == out.shape[d], "operand shapes differ off the axis");
+    total += t->shape[static_cast<size_t>(axis)];
+  }
+  c.need(total == out.shape[static_cast<size_t>(axis)], "result length along the axis is not the sum");
+  ConcatParams& p = c.params<ConcatParams>(StepKind::kConcat);
+  const uint64_t esize = element_size(out.type);
+  const auto [outer, inner] = around_axis(out.shape, axis);
+  p.outer = outer;
+  p.out_row = static_cast<uint64_t>(out.shape[static_cast<size_t>(axis)] * inner) * esize;
+  for (const TensorInfo* t : c.in) {
+    p.chunks.push_back(static_cast<uint64_t>(t->shape[static_cast<size_t>(axis)] * inner) * esize);
+    c.need(!overlaps(*t, out), "an operand overlaps the result");
+    p.sources.push_back(t->loc);
+  }
+}
+
+void Decoder::decode_slice(OpContext& c) const {
+  c.arity(1, 1);
+  const TensorInfo &x = *c.in[0], &out = *c.out;
+  c.need(same_encoding(x, out), "operand and result differ in type or encoding");
+  const int32_t axis = c.op->axis();
+  c.need(axis >= 0 && static_cast<size_t>(axis) < x.shape.size() && out.shape.size() == x.shape.size(), "axis out of range");
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    if (d != static_cast<size_t>(axis)) c.need(x.shape[d] == out.shape[d], "shapes differ off the axis");
+  const int64_t len = out.shape[static_cast<size_t>(axis)], start = c.op->start();
+  c.need(start >= 0 && start <= x.shape[static_cast<size_t>(axis)] && len <= x.shape[static_cast<size_t>(axis)] - start,
+         "slice outside the operand");
+  SliceParams& p = c.params<SliceParams>(StepKind::kSlice);
+  const uint64_t esize = element_size(x.type);
+  const auto [outer, inner] = around_axis(x.shape, axis);
+  p.outer = outer;
+  p.in_row = static_cast<uint64_t>(x.shape[static_cast<size_t>(axis)] * inner) * esize;
+  p.start = static_cast<uint64_t>(start * inner) * esize;
+  p.length = static_cast<uint64_t>(len * inner) * esize;
+}
+
+void Decoder::decode_gather(OpContext& c) const {
+  c.arity(2, 2);
+  const TensorInfo &table = *c.in[0], &idx = *c.in[1], &out = *c.out;
+  c.need(table.storage == fb::Storage::Data && table.shape.size() == 2, "the table must be 2-D named data");
+  c.need(idx.type == fb::ElementType::I32, "indices must be int32");
+  c.need(value_type(out), "result type is not the program's activation type");
+  GatherParams g;
+  g.table_rows = table.shape[0];
+  g.width = table.shape[1];
+  c.need(out.shape.size() == idx.shape.size() + 1 && out.shape.back() == g.width &&
+             std::equal(idx.shape.begin(), idx.shape.end(), out.shape.begin()),
+         "result shape is not indices + [width]");
+  g.index_name = idx.name;
+  g.format = table.format;
+  g.table_type = table.type;
+  g.table = table.data;
+  g.scales = table.scales;
+  g.block_size = table.block_size;
+  g.esize = element_size(out.type);
+  if (table.format == fb::DataFormat::Plain && same_encoding(table, out)) {
+    c.params<GatherParams>(StepKind::kGatherRows) = std::move(g);
+    return;
+  }
+  const bool plain_ok =
+      table.format == fb::DataFormat::Plain && (table.type == fb::ElementType::F32 || table.type == fb::ElementType::F16);
+  const bool scaled_ok = table.format == fb::DataFormat::ScaledInt8 || table.format == fb::DataFormat::ScaledInt16;
+  c.need(plain_ok || scaled_ok, "unsupported table format");
+  c.params<GatherParams>(StepKind::kGatherConvert) = std::move(g);
+}
+
+void Decoder::decode_linear(OpContext& c) const {
+  c.arity(2, 3);
+  const TensorInfo &x = *c.in[0], &w = *c.in[1], &out = *c.out;
+  c.need(value_type(x) && value_type(out), "operand or result type is not the program's activation type");
+  c.need(w.storage == fb::Storage::Data && w.shape.size() == 2, "the weight must be 2-D named data");
+  const int64_t out_features = w.shape[0], in_features = w.shape[1];
+  c.need(!x.shape.empty() && x.shape.back() == in_features, "input features differ from the weight");
+  c.need(out.shape.size() == x.shape.size() && out.shape.back() == out_features &&
+             std::equal(x.shape.begin(), x.shape.end() - 1, out.shape.begin()),
+         "result shape is not [..., out_features]");
+  const int64_t rows = in_features > 0 ? x.numel / in_features : 0;
+  const float* bias = nullptr;
+  if (c.in.size() == 3) {
+    const TensorInfo& b = *c.in[2];
+    c.need(b.storage == fb::Storage::Data && b.type == fb::ElementType::F32 && b.numel == out_features,
+           "the bias must be float32 [out_features] named data");
+    bias = reinterpret_cast<const float*>(b.data);
+  }
+  if (plan_->quantized) {
+    c.need(w.format == fb::DataFormat::PackedInt8 || w.format == fb::DataFormat::PackedInt4 ||
+               w.format == fb::DataFormat::PackedInt16,
+           "quantized linear weights must be packed int4/int8/int16");
+    LinearPackedParams& p = c.params<LinearPackedParams>(StepKind::kLinearPacked);
+    p.rows = rows;
+    p.bias = bias;
+    p.weights = kernels::PackedLinear{out_features, in_features, packed_bits(w.format), w.block_size, w.data,
+                                      w.scales,     w.block_sums, w.block_meta};
+  } else {
+    c.need(w.format == fb::DataFormat::Plain && w.type == fb::ElementType::F16, "float16 program weights must be float16");
+    LinearF16Params& p = c.params<LinearF16Params>(StepKind::kLinearF16);
+    p.rows = rows;
+    p.in_features = in_features;
+    p.out_features = out_features;
+    p.weights = reinterpret_cast<const uint16_t*>(w.data);
+    p.bias = bias;
+  }
+}
+
+void Decoder::decode_matmul(OpContext& c) const {
+  c.arity(2, 2);
+  const TensorInfo &a = *c.in[0], &b = *c.in[1], &out = *c.out;
+  c.need(value_type(a) && value_type(b) && value_type(out), "operand or result type is not the program's activation type");
+  c.need(a.shape.size() >= 2 && b.shape.size() >= 2 && out.shape.size() >= 2, "operands must be at least 2-D");
+  MatMulParams& p = c.params<MatMulParams>(plan_->quantized ? StepKind::kMatMulQ : StepKind::kMatMulF);
+  p.M = a.shape[a.shape.size() - 2];
+  p.K = a.shape.back();
+  p.N = b.shape.back();
+  c.need(b.shape[b.shape.size() - 2] == p.K, "inner dimensions differ");
+  const std::vector<int64_t> ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  std::vector<int64_t> batch;
+  c.need(broadcast_to(ab, bb, &batch), "batch dimensions do not broadcast");
+  std::vector<int64_t> expect = batch;
+  expect.push_back(p.M);
+  expect.push_back(p.N);
+  c.need(expect == out.shape, "result shape is not batch + [M, N]");
+  p.batches = matmul_batches(ab, bb, batch, p.M, p.K, p.N);
+}
+
+// a [.., 1, K] times b = concat(b0, b1, axis) seen as b_shape [.., K, N] (the same bytes), the
+// concat along N (b's last axis: keys) or along K (values). Both parts are read in place.
+void Decoder::decode_matmul_concat(OpContext& c) const {
+  c.arity(3, 3);
+  c.need(version_ >= 2, "needs payload version 2");
+  c.need(plan_->quantized, "only in quantized programs");
+  const TensorInfo &a = *c.in[0], &b0 = *c.in[1], &b1 = *c.in[2], &out = *c.out;
+  c.need(value_type(a) && value_type(b0) && value_type(out), "operand or result type is not the program's activation type");
+  c.need(same_encoding(b0, b1), "the parts of b differ in type or encoding");
+  const auto* bs = c.op->b_shape();
+  c.need(bs && bs->size() >= 2 && bs->size() <= static_cast<size_t>(kMaxRank), "b_shape missing or of bad rank");
+  c.need(reinterpret_cast<uintptr_t>(bs->Data()) % alignof(int64_t) == 0, "misaligned b_shape");
+  const std::vector<int64_t> b_shape(bs->begin(), bs->end());
+  int64_t b_numel = 1;
+  for (int64_t d : b_shape) {
+    c.need(d > 0 && d <= kMaxElements && b_numel <= kMaxElements / d, "bad b_shape");
+    b_numel *= d;
+  }
+  c.need(a.shape.size() >= 2 && out.shape.size() >= 2 && a.shape[a.shape.size() - 2] == 1, "a must be one row [.., 1, K]");
+  MatMulConcatParams& p = c.params<MatMulConcatParams>(StepKind::kMatMulConcat);
+  p.K = a.shape.back();
+  p.N = b_shape.back();
+  c.need(b_shape[b_shape.size() - 2] == p.K, "inner dimensions differ");
+  const std::vector<int64_t> ab(a.shape.begin(), a.shape.end() - 2), bb(b_shape.begin(), b_shape.end() - 2);
+  std::vector<int64_t> batch;
+  c.need(broadcast_to(ab, bb, &batch), "batch dimensions do not broadcast");
+  std::vector<int64_t> expect = batch;
+  expect.push_back(1);
+  expect.push_back(p.N);
+  c.need(expect == out.shape, "result shape is not batch + [1, N]");
+  // The concat's shape: the parts agree off the axis; its bytes are b's.
+  const int32_t axis = c.op->axis();
+  const size_t rank = b0.shape.size();
+  c.need(rank >= 2 && b1.shape.size() == rank && (axis == static_cast<int32_t>(rank) - 1 || axis == static_cast<int32_t>(rank) - 2),
+         "the concat axis must be one of the parts' last two");
+  for (size_t d = 0; d < rank; ++d)
+    if (d != static_cast<size_t>(axis)) c.need(b0.shape[d] == b1.shape[d], "the parts differ off the axis");
+  c.need(b0.numel + b1.numel == b_numel && b0.shape.back() > 0 && b1.shape.back() > 0, "the parts do not make up b");
+  const int64_t K = p.K, N = p.N;
+  if (axis == static_cast<int32_t>(rank) - 1) {  // along N: each part [.., K, n_i]
+    const int64_t n0 = b0.shape.back(), n1 = b1.shape.back();
+    c.need(b0.shape[rank - 2] == K && n0 + n1 == N, "the parts are not [.., K, n] with n summing to N");
+    p.segments[0] = {nullptr, K * n0, n0, 0, K, 0, n0};
+    p.segments[1] = {nullptr, K * n1, n1, 0, K, n0, n1};
+  } else {  // along K: each part [.., k_i, N]
+    const int64_t k0 = b0.shape[rank - 2], k1 = b1.shape[rank - 2];
+    c.need(b0.shape.back() == N && k0 + k1 == K, "the parts are not [.., k, N] with k summing to K");
+    p.segments[0] = {nullptr, k0 * N, N, 0, k0, 0, N};
+    p.segments[1] = {nullptr, k1 * N, N, k0, k1, 0, N};
+  }
+  p.batches = matmul_batches(ab, bb, batch, 1, K, N);
+  p.work.assign(p.batches.size() * static_cast<size_t>(kernels::split_matmul_work(K, N)), 0.0);
+}
+
+void Decoder::decode_rows(OpContext& c) const {
+  const bool norm = c.kind == fb::OpKind::RmsNorm;
+  c.arity(norm ? 2 : 1, norm ? 2 : 1);
+  const TensorInfo &x = *c.in[0], &out = *c.out;
+  c.need(float_operand(x) && value_type(out), "operand or result type is not a float or activation type");
+  c.need(!x.shape.empty() && x.shape == out.shape, "result shape differs from the operand");
+  if (norm) c.need(c.in[1]->type == fb::ElementType::F32 && c.in[1]->numel == x.shape.back(), "the weight must be float32 [dim]");
+  const StepKind k = norm ? StepKind::kRmsNorm : c.kind == fb::OpKind::Silu ? StepKind::kSilu : StepKind::kSoftmax;
+  RowsParams& p = c.params<RowsParams>(k);
+  p.width = x.shape.back();
+  p.rows = p.width > 0 ? x.numel / p.width : 0;
+  if (norm) p.eps = c.op->eps();
+}
+
+void Decoder::decode_binary(OpContext& c) const {
+  c.arity(2, 2);
+  const TensorInfo &a = *c.in[0], &b = *c.in[1], &out = *c.out;
+  c.need(float_operand(a) && float_operand(b) && value_type(out), "operand or result type is not a float or activation type");
+  std::vector<int64_t> shape;
+  c.need(broadcast_to(a.shape, b.shape, &shape) && shape == out.shape, "result shape is not the broadcast shape");
+  c.need(out.shape.size() <= static_cast<size_t>(kMaxRank), "rank too large");
+  BinaryParams& p = c.params<BinaryParams>(c.kind == fb::OpKind::Add ? StepKind::kAdd : StepKind::kMul);
+  if (a.numel == out.numel && b.numel == out.numel) p.broadcast = Broadcast::kSame;
+  else if (b.numel == 1 && a.numel == out.numel) p.broadcast = Broadcast::kScalarB;
+  else if (a.numel == 1 && b.numel == out.numel) p.broadcast = Broadcast::kScalarA;
+  else if (a.numel == out.numel && b.numel > 0 && is_suffix(b.shape, out.shape)) p.broadcast = Broadcast::kRepeatB;
+  else if (b.numel == out.numel && a.numel > 0 && is_suffix(a.shape, out.shape)) p.broadcast = Broadcast::kRepeatA;
+  else p.broadcast = Broadcast::kGeneral;
+  if (p.broadcast == Broadcast::kRepeatB) {
+    p.inner = b.numel;
+    p.outer = out.numel / b.numel;
+  } else if (p.broadcast == Broadcast::kRepeatA) {
+    p.inner = a.numel;
+    p.outer = out.numel / a.numel;
+  }
+  p.rank = static_cast<int>(out.shape.size());
+  for (size_t d = 0; d < out.shape.size(); ++d) p.dims[d] = out.shape[d];
+  kernels::broadcast_strides(a.shape.data(), a.shape.size(), out.shape.size(), p.stride_a.data());
+  kernels::broadcast_strides(b.shape.data(), b.shape.size(), out.shape.size(), p.stride_b.data());
+}
+
+void Decoder::decode_rope(OpContext& c) const {
+  c.arity(3, 3);
+  const TensorInfo &x = *c.in[0], &cs = *c.in[1], &sn = *c.in[2], &out = *c.out;
+  c.need(float_operand(x) && float_operand(cs) && float_operand(sn) && value_type(out),
+         "operand or result type is not a float or activation type");
+  c.need(x.shape.size() == 4 && x.shape == out.shape, "x must be [B, H, S, D] like the result");
+  RopeParams& p = c.params<RopeParams>(StepKind::kRope);
+  p.batch = x.shape[0];
+  p.heads = x.shape[1];
+  p.seq = x.shape[2];
+  p.head_dim = x.shape[3];
+  const std::vector<int64_t> table{p.batch, p.seq, p.head_dim};
+  c.need(cs.shape == table && sn.shape == table, "cos/sin must be [B, S, D]");
+  c.need(p.head_dim % 2 == 0, "head dimension must be even");
+}
+
+// One decoder per payload op kind, in OpKind order.
+using OpDecoder = void (Decoder::*)(OpContext&) const;
+constexpr std::array<OpDecoder, static_cast<size_t>(fb::OpKind::MAX) + 1> kOpDecoders = {
+    &Decoder::decode_gather,   &Decoder::decode_rows,       &Decoder::decode_linear,  &Decoder::decode_binary,
+    &Decoder::decode_binary,   &Decoder::decode_rows,       &Decoder::decode_rope,    &Decoder::decode_matmul,
+    &Decoder::decode_rows,     &Decoder::decode_concat,     &Decoder::decode_reshape, &Decoder::decode_transpose,
+    &Decoder::decode_slice,    &Decoder::decode_matmul_concat};
+static_assert(fb::OpKind::MAX == fb::OpKind::MatMulConcat, "a new op kind needs its decoder in kOpDecoders");
+
 void Decoder::decode_op(const fb::Op* op, size_t index) {
   if (!op) bad("op {} is null", index);
   if (!enum_ok(op->kind())) bad("op {} has kind {}", index, static_cast<int>(op->kind()));
-  Step s;
-  s.name = op->name() ? op->name()->str() : fmt::format("#{}", index);
-  s.quantized = plan_->quantized;
-  const fb::OpKind kind = op->kind();
-  const char* kind_name = fb::EnumNameOpKind(kind);
-  std::vector<const TensorInfo*> in;
+  OpContext c{*this, op, op->kind(), op->name() ? op->name()->str() : fmt::format("#{}", index), {}, nullptr, {}, false};
+  const char* kind_name = fb::EnumNameOpKind(c.kind);
   if (op->inputs())
-    for (int32_t i : *op->inputs()) in.push_back(&tensor(i, s.name));
-  const TensorInfo& out = tensor(op->output(), s.name);
-  auto arity = [&](size_t lo, size_t hi) {
-    if (in.size() < lo || in.size() > hi) bad("op '{}' ({}) has {} inputs", s.name, kind_name, in.size());
-  };
-  auto need = [&](bool ok, std::string_view what) {
-    if (!ok) bad("op '{}' ({}): {}", s.name, kind_name, what);
-  };
-  for (const TensorInfo* t : in)
-    if (t == &out) bad("op '{}' ({}) reads its own output", s.name, kind_name);
-  s.out = operand(out);
-  s.n_in = static_cast<int>(std::min<size_t>(in.size(), 3));
-  if (op->inputs()) s.input_ids.assign(op->inputs()->begin(), op->inputs()->end());
-  s.output_id = op->output();
-  for (int i = 0; i < s.n_in; ++i) s.in[static_cast<size_t>(i)] = operand(*in[static_cast<size_t>(i)]);
+    for (int32_t i : *op->inputs()) c.in.push_back(&tensor(i, c.name));
+  c.out = &tensor(op->output(), c.name);
+  for (const TensorInfo* t : c.in)
+    if (t == c.out) bad("op '{}' ({}) reads its own output", c.name, kind_name);
+  Step& s = c.step;
+  s.name = c.name;
+  s.quantized = plan_->quantized;
+  s.out = operand(*c.out);
+  s.n_in = static_cast<int>(std::min<size_t>(c.in.size(), 3));
+  for (int i = 0; i < s.n_in; ++i) s.in[static_cast<size_t>(i)] = operand(*c.in[static_cast<size_t>(i)]);
 
   // Scratch reserved by the plan must cover what the op uses.
   std::vector<OperandInfo> infos;
-  for (const TensorInfo* t : in) infos.push_back({t->type, t->numel});
-  const uint64_t needed = op_scratch_bytes(kind, plan_->quantized ? fb::Precision::Quantized : fb::Precision::Float16,
-                                           infos, {out.type, out.numel});
+  for (const TensorInfo* t : c.in) infos.push_back({t->type, t->numel});
+  const uint64_t needed = op_scratch_bytes(c.kind, plan_->quantized ? fb::Precision::Quantized : fb::Precision::Float16,
+                                           infos, {c.out->type, c.out->numel});
   if (needed > 0) {
     if (op->scratch_bytes() < needed || op->scratch_offset() > plan_->planned_bytes ||
         needed > plan_->planned_bytes - op->scratch_offset() || op->scratch_offset() % 4 != 0)
-      bad("op '{}' ({}) needs {} scratch bytes, the payload reserves {} at offset {} of {}", s.name, kind_name, needed,
+      bad("op '{}' ({}) needs {} scratch bytes, the payload reserves {} at offset {} of {}", c.name, kind_name, needed,
           op->scratch_bytes(), op->scratch_offset(), plan_->planned_bytes);
     s.scratch = op->scratch_offset();
-    s.scratch_bytes = needed;
   }
 
-  switch (kind) {
-    case fb::OpKind::Reshape:
-    case fb::OpKind::Transpose: {
-      arity(1, 1);
-      const TensorInfo& x = *in[0];
-      need(same_encoding(x, out), "operand and result differ in type or encoding");
-      s.esize = element_size(x.type);
-      if (kind == fb::OpKind::Reshape) {
-        need(x.numel == out.numel, "element counts differ");
-        s.kind = x.loc == out.loc ? StepKind::kNone : StepKind::kCopy;
-        s.length = out.bytes;
-        break;
-      }
-      const auto* perm = op->perm();
-      need(perm && perm->size() == x.shape.size() && out.shape.size() == x.shape.size(), "bad permutation");
-      std::array<bool, kMaxRank> seen{};
-      std::array<int64_t, kMaxRank> in_strides{};
-      int64_t st = 1;
-      for (size_t d = x.shape.size(); d-- > 0;) {
-        in_strides[d] = st;
-        st *= x.shape[d];
-      }
-      bool identity = true;
-      int64_t last = -1;
-      s.rank = static_cast<int>(x.shape.size());
-      for (size_t d = 0; d < perm->size(); ++d) {
-        const int32_t p = perm->Get(static_cast<flatbuffers::uoffset_t>(d));
-        need(p >= 0 && static_cast<size_t>(p) < x.shape.size() && !seen[static_cast<size_t>(p)], "bad permutation");
-        seen[static_cast<size_t>(p)] = true;
-        need(out.shape[d] == x.shape[static_cast<size_t>(p)], "result shape is not the permuted operand shape");
-        s.dims[d] = out.shape[d];
-        s.stride_a[d] = in_strides[static_cast<size_t>(p)];
-        if (x.shape[static_cast<size_t>(p)] != 1) {
-          if (p < last) identity = false;
-          last = p;
-        }
-      }
-      if (x.loc == out.loc) {
-        need(identity, "a transpose that moves bytes cannot write over its operand");
-        s.kind = StepKind::kNone;
-      } else {
-        s.kind = identity ? StepKind::kCopy : StepKind::kTranspose;
-        s.length = out.bytes;
-      }
-      break;
-    }
-    case fb::OpKind::Concat: {
-      arity(1, 1024);
-      const int32_t axis = op->axis();
-      need(axis >= 0 && static_cast<size_t>(axis) < out.shape.size(), "axis out of range");
-      int64_t total = 0;
-      for (const TensorInfo* t : in) {
-        need(same_encoding(*t, out), "operands differ in type or encoding from the result");
-        need(t->shape.size() == out.shape.size(), "operand ranks differ");
-        for (size_t d = 0; d < out.shape.size(); ++d)
-          if (d != static_cast<size_t>(axis)) need(t->shape[d] == out.shape[d], "operand shapes differ off the axis");
-        total += t->shape[static_cast<size_t>(axis)];
-      }
-      need(total == out.shape[static_cast<size_t>(axis)], "result length along the axis is not the sum");
-      s.esize = element_size(out.type);
-      int64_t outer = 1, inner = 1;
-      for (int32_t d = 0; d < axis; ++d) outer *= out.shape[static_cast<size_t>(d)];
-      for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) inner *= out.shape[d];
-      s.outer = outer;
-      s.out_row = static_cast<uint64_t>(out.shape[static_cast<size_t>(axis)] * inner) * s.esize;
-      for (const TensorInfo* t : in) {
-        s.chunks.push_back(static_cast<uint64_t>(t->shape[static_cast<size_t>(axis)] * inner) * s.esize);
-        need(t->loc.base != out.loc.base || t->loc.offset + t->bytes <= out.loc.offset ||
-                 out.loc.offset + out.bytes <= t->loc.offset,
-             "an operand overlaps the result");
-      }
-      for (const TensorInfo* t : in) s.sources.push_back(t->loc);
-      s.axis = axis;
-      s.kind = StepKind::kConcat;
-      break;
-    }
-    case fb::OpKind::Slice: {
-      arity(1, 1);
-      const TensorInfo& x = *in[0];
-      need(same_encoding(x, out), "operand and result differ in type or encoding");
-      const int32_t axis = op->axis();
-      need(axis >= 0 && static_cast<size_t>(axis) < x.shape.size() && out.shape.size() == x.shape.size(), "axis out of range");
-      for (size_t d = 0; d < x.shape.size(); ++d)
-        if (d != static_cast<size_t>(axis)) need(x.shape[d] == out.shape[d], "shapes differ off the axis");
-      const int64_t len = out.shape[static_cast<size_t>(axis)], start = op->start();
-      need(start >= 0 && start <= x.shape[static_cast<size_t>(axis)] && len <= x.shape[static_cast<size_t>(axis)] - start,
-           "slice outside the operand");
-      s.esize = element_size(x.type);
-      int64_t outer = 1, inner = 1;
-      for (int32_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
-      for (size_t d = static_cast<size_t>(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-      s.outer = outer;
-      s.in_row = static_cast<uint64_t>(x.shape[static_cast<size_t>(axis)] * inner) * s.esize;
-      s.start = static_cast<uint64_t>(start * inner) * s.esize;
-      s.length = static_cast<uint64_t>(len * inner) * s.esize;
-      s.kind = StepKind::kSlice;
-      break;
-    }
-    case fb::OpKind::Gather: {
-      arity(2, 2);
-      const TensorInfo &table = *in[0], &idx = *in[1];
-      need(table.storage == fb::Storage::Data && table.shape.size() == 2, "the table must be 2-D named data");
-      need(idx.type == fb::ElementType::I32, "indices must be int32");
-      need(value_type(out), "result type is not the program's activation type");
-      s.table_rows = table.shape[0];
-      s.width = table.shape[1];
-      need(out.shape.size() == idx.shape.size() + 1 && out.shape.back() == s.width &&
-               std::equal(idx.shape.begin(), idx.shape.end(), out.shape.begin()),
-           "result shape is not indices + [width]");
-      s.index_name = idx.name;
-      s.table_format = table.format;
-      s.weights = table.data;
-      s.scales = table.scales;
-      s.block_size = table.block_size;
-      s.esize = element_size(out.type);
-      if (table.format == fb::DataFormat::Plain && same_encoding(table, out)) {
-        s.kind = StepKind::kGatherRows;
-      } else {
-        const bool plain_ok = table.format == fb::DataFormat::Plain &&
-                              (table.type == fb::ElementType::F32 || table.type == fb::ElementType::F16);
-        const bool scaled_ok = table.format == fb::DataFormat::ScaledInt8 || table.format == fb::DataFormat::ScaledInt16;
-        need(plain_ok || scaled_ok, "unsupported table format");
-        s.kind = StepKind::kGatherConvert;
-      }
-      break;
-    }
-    case fb::OpKind::Linear: {
-      arity(2, 3);
-      const TensorInfo &x = *in[0], &w = *in[1];
-      need(value_type(x) && value_type(out), "operand or result type is not the program's activation type");
-      need(w.storage == fb::Storage::Data && w.shape.size() == 2, "the weight must be 2-D named data");
-      s.out_features = w.shape[0];
-      s.in_features = w.shape[1];
-      need(!x.shape.empty() && x.shape.back() == s.in_features, "input features differ from the weight");
-      need(out.shape.size() == x.shape.size() && out.shape.back() == s.out_features &&
-               std::equal(x.shape.begin(), x.shape.end() - 1, out.shape.begin()),
-           "result shape is not [..., out_features]");
-      s.rows = s.in_features > 0 ? x.numel / s.in_features : 0;
-      if (in.size() == 3) {
-        const TensorInfo& b = *in[2];
-        need(b.storage == fb::Storage::Data && b.type == fb::ElementType::F32 && b.numel == s.out_features,
-             "the bias must be float32 [out_features] named data");
-        s.bias = reinterpret_cast<const float*>(b.data);
-      }
-      if (plan_->quantized) {
-        need(w.format == fb::DataFormat::PackedInt8 || w.format == fb::DataFormat::PackedInt4 ||
-                 w.format == fb::DataFormat::PackedInt16,
-             "quantized linear weights must be packed int4/int8/int16");
-        s.kind = StepKind::kLinearPacked;
-        s.packed.rows = s.out_features;
-        s.packed.cols = s.in_features;
-        s.packed.bits = packed_bits(w.format);
-        s.packed.block_size = w.block_size;
-        s.packed.data = w.data;
-        s.packed.scales = w.scales;
-        s.packed.block_sums = w.block_sums;
-        s.packed.block_meta = w.block_meta;
-      } else {
-        need(w.format == fb::DataFormat::Plain && w.type == fb::ElementType::F16, "float16 program weights must be float16");
-        s.kind = StepKind::kLinearF16;
-        s.weights = w.data;
-      }
-      break;
-    }
-    case fb::OpKind::MatMul: {
-      arity(2, 2);
-      const TensorInfo &a = *in[0], &b = *in[1];
-      need(value_type(a) && value_type(b) && value_type(out), "operand or result type is not the program's activation type");
-      need(a.shape.size() >= 2 && b.shape.size() >= 2 && out.shape.size() >= 2, "operands must be at least 2-D");
-      s.M = a.shape[a.shape.size() - 2];
-      s.K = a.shape.back();
-      s.N = b.shape.back();
-      need(b.shape[b.shape.size() - 2] == s.K, "inner dimensions differ");
-      const std::vector<int64_t> ab(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
-      std::vector<int64_t> batch;
-      need(broadcast_to(ab, bb, &batch), "batch dimensions do not broadcast");
-      std::vector<int64_t> expect = batch;
-      expect.push_back(s.M);
-      expect.push_back(s.N);
-      need(expect == out.shape, "result shape is not batch + [M, N]");
-      const auto sa = broadcast_strides(ab, batch), sb = broadcast_strides(bb, batch);
-      int64_t n_batch = 1;
-      for (int64_t d : batch) n_batch *= d;
-      std::array<int64_t, kMaxRank> idx{};
-      for (int64_t i = 0; i < n_batch; ++i) {
-        int64_t oa = 0, ob = 0;
-        for (size_t d = 0; d < batch.size(); ++d) {
-          oa += idx[d] * sa[d];
-          ob += idx[d] * sb[d];
-        }
-        s.batches.push_back({oa * s.M * s.K, ob * s.K * s.N, i * s.M * s.N});
-        for (size_t d = batch.size(); d-- > 0;) {
-          if (++idx[d] < batch[d]) break;
-          idx[d] = 0;
-        }
-      }
-      s.kind = plan_->quantized ? StepKind::kMatMulQ : StepKind::kMatMulF;
-      break;
-    }
-    case fb::OpKind::RmsNorm: {
-      arity(2, 2);
-      const TensorInfo &x = *in[0], &w = *in[1];
-      need(float_operand(x) && value_type(out), "operand or result type is not a float or activation type");
-      need(!x.shape.empty() && x.shape == out.shape, "result shape differs from the operand");
-      need(w.type == fb::ElementType::F32 && w.numel == x.shape.back(), "the weight must be float32 [dim]");
-      s.width = x.shape.back();
-      s.rows = s.width > 0 ? x.numel / s.width : 0;
-      s.eps = op->eps();
-      s.kind = StepKind::kRmsNorm;
-      break;
-    }
-    case fb::OpKind::Silu:
-    case fb::OpKind::Softmax: {
-      arity(1, 1);
-      const TensorInfo& x = *in[0];
-      need(float_operand(x) && value_type(out), "operand or result type is not a float or activation type");
-      need(x.shape == out.shape && !x.shape.empty(), "result shape differs from the operand");
-      s.width = x.shape.back();
-      s.rows = s.width > 0 ? x.numel / s.width : 0;
-      s.kind = kind == fb::OpKind::Silu ? StepKind::kSilu : StepKind::kSoftmax;
-      break;
-    }
-    case fb::OpKind::Add:
-    case fb::OpKind::Mul: {
-      arity(2, 2);
-      const TensorInfo &a = *in[0], &b = *in[1];
-      need(float_operand(a) && float_operand(b) && value_type(out), "operand or result type is not a float or activation type");
-      std::vector<int64_t> shape;
-      need(broadcast_to(a.shape, b.shape, &shape) && shape == out.shape, "result shape is not the broadcast shape");
-      need(out.shape.size() <= static_cast<size_t>(kMaxRank), "rank too large");
-      if (a.numel == out.numel && b.numel == out.numel) s.broadcast = Broadcast::kSame;
-      else if (b.numel == 1 && a.numel == out.numel) s.broadcast = Broadcast::kScalarB;
-      else if (a.numel == 1 && b.numel == out.numel) s.broadcast = Broadcast::kScalarA;
-      else if (a.numel == out.numel && b.numel > 0 && is_suffix(b.shape, out.shape)) s.broadcast = Broadcast::kRepeatB;
-      else if (b.numel == out.numel && a.numel > 0 && is_suffix(a.shape, out.shape)) s.broadcast = Broadcast::kRepeatA;
-      else s.broadcast = Broadcast::kGeneral;
-      if (s.broadcast == Broadcast::kRepeatB) {
-        s.inner = b.numel;
-        s.outer = out.numel / b.numel;
-      } else if (s.broadcast == Broadcast::kRepeatA) {
-        s.inner = a.numel;
-        s.outer = out.numel / a.numel;
-      }
-      s.rank = static_cast<int>(out.shape.size());
-      for (size_t d = 0; d < out.shape.size(); ++d) s.dims[d] = out.shape[d];
-      s.stride_a = broadcast_strides(a.shape, out.shape);
-      s.stride_b = broadcast_strides(b.shape, out.shape);
-      s.kind = kind == fb::OpKind::Add ? StepKind::kAdd : StepKind::kMul;
-      break;
-    }
-    case fb::OpKind::Rope: {
-      arity(3, 3);
-      const TensorInfo &x = *in[0], &c = *in[1], &sn = *in[2];
-      need(float_operand(x) && float_operand(c) && float_operand(sn) && value_type(out),
-           "operand or result type is not a float or activation type");
-      need(x.shape.size() == 4 && x.shape == out.shape, "x must be [B, H, S, D] like the result");
-      s.batch = x.shape[0];
-      s.heads = x.shape[1];
-      s.seq = x.shape[2];
-      s.head_dim = x.shape[3];
-      const std::vector<int64_t> table{s.batch, s.seq, s.head_dim};
-      need(c.shape == table && sn.shape == table, "cos/sin must be [B, S, D]");
-      need(s.head_dim % 2 == 0, "head dimension must be even");
-      s.kind = StepKind::kRope;
-      break;
-    }
-  }
-  if (s.kind != StepKind::kNone) check_writable(out, s.name);  // views write nothing
+  (this->*kOpDecoders[static_cast<size_t>(c.kind)])(c);
+  if (c.view) return;  // views write nothing and need no step
+  check_writable(*c.out, s.name);
   plan_->steps.push_back(std::move(s));
-}
-
-// concat(cache, new), read (through views) only by a one-row integer matmul as its b operand
-// [.., K, N], along N (the keys: q·kᵀ) or along K (the values: p·v): the matmul reads both parts
-// in place and the copy of the whole cache disappears. The sums are exact integers, so the
-// result does not depend on how they are split.
-void Decoder::fuse_concat_into_matmul(const std::vector<bool>& io_output) {
-  auto& steps = plan_->steps;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    Step& cat = steps[i];
-    if (cat.kind != StepKind::kConcat || cat.sources.size() != 2) continue;
-    const TensorInfo& c = tensors_[static_cast<size_t>(cat.output_id)];
-    std::vector<bool> view(tensors_.size(), false);
-    view[static_cast<size_t>(cat.output_id)] = true;
-    bool materialized = io_output[static_cast<size_t>(cat.output_id)];
-    Step* user = nullptr;
-    int users = 0;
-    for (size_t j = i + 1; j < steps.size(); ++j) {
-      Step& s = steps[j];
-      bool reads = false;
-      for (int32_t id : s.input_ids) reads |= view[static_cast<size_t>(id)];
-      if (!reads) continue;
-      if (s.kind == StepKind::kNone && s.input_ids.size() == 1) {
-        view[static_cast<size_t>(s.output_id)] = true;
-        materialized |= io_output[static_cast<size_t>(s.output_id)];
-        continue;
-      }
-      ++users;
-      user = &s;
-    }
-    if (materialized || users != 1 || !user || user->kind != StepKind::kMatMulQ || user->M != 1) continue;
-    if (view[static_cast<size_t>(user->input_ids[0])] || !view[static_cast<size_t>(user->input_ids[1])]) continue;
-    const size_t rank = c.shape.size();
-    if (rank < 2 || c.shape.back() != user->N || user->K <= 0 || user->N <= 0) continue;
-    const int64_t per_batch = user->K * user->N;
-    if (c.numel % per_batch != 0) continue;
-    const int64_t part0 = static_cast<int64_t>(cat.chunks[0] / cat.esize), part1 = static_cast<int64_t>(cat.chunks[1] / cat.esize);
-    std::array<Segment, 2> seg{};
-    if (cat.axis == static_cast<int>(rank) - 1 && part0 + part1 == user->N) {  // along N
-      seg[0] = {cat.sources[0], user->K * part0, part0, 0, user->K, 0, part0};
-      seg[1] = {cat.sources[1], user->K * part1, part1, 0, user->K, part0, part1};
-    } else if (cat.axis == static_cast<int>(rank) - 2 && c.shape[rank - 2] == user->K && part0 % user->N == 0 &&
-               part1 % user->N == 0 && (part0 + part1) / user->N == user->K) {  // along K
-      const int64_t k0 = part0 / user->N, k1 = part1 / user->N;
-      seg[0] = {cat.sources[0], k0 * user->N, user->N, 0, k0, 0, user->N};
-      seg[1] = {cat.sources[1], k1 * user->N, user->N, k0, k1, 0, user->N};
-    } else {
-      continue;
-    }
-    // Both operands must stay intact until the matmul: no step in between may write over them
-    // (the lowering keeps them alive that long; a payload from elsewhere might not).
-    const size_t user_index = static_cast<size_t>(user - steps.data());
-    bool clobbered = false;
-    for (size_t k = i + 1; k < user_index && !clobbered; ++k) {
-      const Step& s = steps[k];
-      if (s.kind == StepKind::kNone) continue;
-      for (size_t src = 0; src < 2; ++src) {
-        const TensorInfo& t = tensors_[static_cast<size_t>(cat.input_ids[src])];
-        auto overlaps = [&](const Loc& l, uint64_t bytes) {
-          return l.base == t.loc.base && l.offset < t.loc.offset + t.bytes && t.loc.offset < l.offset + bytes;
-        };
-        clobbered |= overlaps(s.out.loc, tensors_[static_cast<size_t>(s.output_id)].bytes) ||
-                     (s.scratch_bytes > 0 && overlaps(Loc{1, s.scratch}, s.scratch_bytes));
-      }
-    }
-    if (clobbered) continue;
-    user->segments = seg;
-    user->work.assign(user->batches.size() * static_cast<size_t>(split_work_words(user->K, user->N)), 0);
-    user->kind = StepKind::kMatMulSplit;
-    cat.kind = StepKind::kNone;
-  }
 }
 
 std::unique_ptr<MethodPlan> Decoder::run(std::span<const uint8_t> payload) {
@@ -669,7 +690,9 @@ std::unique_ptr<MethodPlan> Decoder::run(std::span<const uint8_t> payload) {
   flatbuffers::Verifier verifier(buf, payload.size(), 64, 10'000'000);
   if (!fb::VerifyMethodBuffer(verifier)) bad("the flatbuffer does not verify ({} bytes)", payload.size());
   const fb::Method* m = fb::GetMethod(buf);
-  if (m->version() != kPayloadVersion) bad("format version {} (this build reads {})", m->version(), kPayloadVersion);
+  version_ = m->version();
+  if (version_ < kOldestPayloadVersion || version_ > kPayloadVersion)
+    bad("format version {} (this build reads {} to {})", version_, kOldestPayloadVersion, kPayloadVersion);
   if (!enum_ok(m->precision())) bad("precision {}", static_cast<int>(m->precision()));
   if (!m->tensors() || !m->ops() || !m->inputs() || !m->outputs()) bad("tensors, ops, inputs or outputs missing");
 
@@ -725,13 +748,6 @@ std::unique_ptr<MethodPlan> Decoder::run(std::span<const uint8_t> payload) {
   }
 
   for (flatbuffers::uoffset_t i = 0; i < m->ops()->size(); ++i) decode_op(m->ops()->Get(i), i);
-  // Opt-in: the exact split accumulation (execute.cpp, doubles) is still slower than the
-  // matmul kernel plus the cache copy it saves (measured: report / docs/payload.md).
-  const char* fuse = std::getenv("GENAI_BACKEND_FUSE_KV");
-  if (!fuse || !*fuse || std::string_view(fuse) == "0") return std::move(plan_);
-  std::vector<bool> io_output(tensors_.size(), false);
-  for (flatbuffers::uoffset_t j = 0; j < n_outputs_; ++j) io_output[static_cast<size_t>(m->outputs()->Get(j)->tensor())] = true;
-  fuse_concat_into_matmul(io_output);
   return std::move(plan_);
 }
 

@@ -1,7 +1,8 @@
 // The executable form of one payload method: every tensor resolved to a location (arena offset,
-// caller buffer, or a pointer into named data) and every op to a Step holding all it needs, so
-// execute() does no allocation, lookup or string work. Built and verified by decode_method
-// (decode.cpp), run by run_method (execute.cpp).
+// caller buffer, or a pointer into named data) and every op that does work to a Step holding its
+// operands and the parameters of its kind, so execute() does no allocation, lookup or string
+// work. Views (reshapes, transposes that leave the bytes in place) have no step. Built and
+// verified by decode_method (decode.cpp), run by run_method (execute.cpp).
 #pragma once
 
 #include <array>
@@ -9,12 +10,14 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backends/payload/payload_format.h"
 #include "kernels/packed_linear.h"
 #include "kernels/quantize.h"
 #include "kernels/quantized_matmul.h"
+#include "kernels/split_matmul.h"
 #include "pte/blob.h"
 #include "runtime/backend_executor.h"
 
@@ -37,19 +40,20 @@ struct Operand {
   int64_t n = 0;  // elements
 };
 
+// What a step runs; each kind has its parameter struct below (the alternative of StepParams with
+// the same position, checked by run_method's table).
 enum class StepKind : uint8_t {
-  kNone,           // a view: nothing to do
   kCopy,           // reshape / transpose into a different location: bytes copied
-  kTranspose,      // integer (or float) element moves
+  kTranspose,      // element moves
   kConcat,
   kSlice,
   kGatherRows,     // table rows copied as they are
   kGatherConvert,  // table rows decoded to float, then quantized / rounded
   kLinearPacked,   // kernels::linear_q
   kLinearF16,      // kernels::linear_f16
-  kMatMulQ,
-  kMatMulF,
-  kMatMulSplit,    // one-row integer matmul whose b is concat(cache, new), read in place
+  kMatMulQ,        // kernels::matmul_q
+  kMatMulF,        // kernels::matmul_f32
+  kMatMulConcat,   // kernels::split_matmul_q: b = concat(cache, new), read in place
   kRmsNorm,
   kAdd,
   kMul,
@@ -57,63 +61,87 @@ enum class StepKind : uint8_t {
   kRope,
   kSoftmax,
 };
+inline constexpr size_t kStepKinds = static_cast<size_t>(StepKind::kSoftmax) + 1;  // kSoftmax is last
 
-// One part of a split matmul operand b: rows [p0, p0 + rows) of the K axis and columns
-// [col0, col0 + cols) of N, stored row-major with `stride` elements per row, `per_batch` elements
-// per b batch entry.
-struct Segment {
-  Loc loc;
-  int64_t per_batch = 0, stride = 0, p0 = 0, rows = 0, col0 = 0, cols = 0;
+struct CopyParams {
+  uint64_t bytes = 0;
+};
+// Output element i (row-major over dims) reads the operand at Σ idx[d]·strides[d].
+struct TransposeParams {
+  int rank = 0;
+  uint64_t esize = 0;
+  std::array<int64_t, kMaxRank> dims{}, strides{};
+};
+struct ConcatParams {
+  int64_t outer = 0;               // product of the axes before the concat axis
+  uint64_t out_row = 0;            // result bytes per outer step
+  std::vector<uint64_t> chunks;    // bytes per operand per outer step
+  std::vector<Loc> sources;        // every operand
+};
+struct SliceParams {
+  int64_t outer = 0;
+  uint64_t in_row = 0, start = 0, length = 0;  // bytes per outer step: operand row, start, result row
+};
+struct GatherParams {
+  int64_t table_rows = 0, width = 0;
+  uint64_t esize = 0;  // result element size
+  std::string index_name;
+  fb::DataFormat format = fb::DataFormat::Plain;
+  fb::ElementType table_type = fb::ElementType::F32;
+  const void* table = nullptr;
+  const float* scales = nullptr;  // scaled formats: per row (and block)
+  int64_t block_size = 0;
+};
+struct LinearPackedParams {
+  int64_t rows = 0;
+  kernels::PackedLinear weights;
+  const float* bias = nullptr;
+};
+struct LinearF16Params {
+  int64_t rows = 0, in_features = 0, out_features = 0;
+  const uint16_t* weights = nullptr;
+  const float* bias = nullptr;
+};
+struct MatMulParams {
+  int64_t M = 0, K = 0, N = 0;
+  std::vector<kernels::MatmulBatch> batches;
+};
+// b's two parts are operands 1 and 2; their segments get their data pointers at run time.
+struct MatMulConcatParams {
+  int64_t K = 0, N = 0;
+  std::vector<kernels::MatmulBatch> batches;
+  std::array<kernels::MatmulSegment, 2> segments{};
+  mutable std::vector<double> work;  // batches.size() · split_matmul_work(K, N)
+};
+// rms_norm, silu, softmax: `rows` rows of `width` elements.
+struct RowsParams {
+  int64_t rows = 0, width = 0;
+  float eps = 0.0f;  // rms_norm
+};
+enum class Broadcast : uint8_t { kSame, kScalarA, kScalarB, kRepeatA, kRepeatB, kGeneral };
+struct BinaryParams {
+  Broadcast broadcast = Broadcast::kSame;
+  int64_t outer = 0, inner = 0;  // kRepeatA/B: the smaller operand's elements repeat `outer` times
+  int rank = 0;                  // kGeneral: the result's dims and each operand's broadcast strides
+  std::array<int64_t, kMaxRank> dims{}, stride_a{}, stride_b{};
+};
+// x [B, H, S, D], cos/sin [B, S, D].
+struct RopeParams {
+  int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;
 };
 
-// Work space of a split matmul per batch entry, in 8-byte words: the row's code differences [K]
-// and the column sums [N], as doubles.
-inline int64_t split_work_words(int64_t K, int64_t N) { return K + N; }
-
-enum class Broadcast : uint8_t { kSame, kScalarA, kScalarB, kRepeatA, kRepeatB, kGeneral };
+using StepParams = std::variant<CopyParams, TransposeParams, ConcatParams, SliceParams, GatherParams, LinearPackedParams,
+                                LinearF16Params, MatMulParams, MatMulConcatParams, RowsParams, BinaryParams, RopeParams>;
 
 struct Step {
-  StepKind kind = StepKind::kNone;
+  StepKind kind = StepKind::kCopy;
   std::string name;  // the op's result (messages)
-  std::vector<int32_t> input_ids;  // payload tensor indices (fusion analysis at init)
-  int32_t output_id = -1;
   Operand out;
   std::array<Operand, 3> in{};
   int n_in = 0;
-  uint64_t scratch = 0;  // arena offset of float temporaries
-  uint64_t scratch_bytes = 0;
+  uint64_t scratch = 0;    // arena offset of float temporaries
   bool quantized = false;  // quantized program (else float16: round results)
-
-  // gather
-  int64_t table_rows = 0, width = 0;
-  fb::DataFormat table_format = fb::DataFormat::Plain;
-  std::string index_name;
-  // linear
-  int64_t rows = 0, in_features = 0, out_features = 0, block_size = 0;
-  kernels::PackedLinear packed;
-  const void* weights = nullptr;      // int16 / float16 weights, int8 / int16 tables
-  const float* scales = nullptr;      // per row (and block)
-  const float* bias = nullptr;
-  // matmul
-  int64_t M = 0, K = 0, N = 0;
-  std::vector<kernels::MatmulBatch> batches;
-  // kMatMulSplit: b's two parts, and split_work_words(K, N) words of work space per batch entry.
-  std::array<Segment, 2> segments{};
-  mutable std::vector<int64_t> work;
-  // element-wise
-  Broadcast broadcast = Broadcast::kSame;
-  int64_t outer = 0, inner = 0;
-  int rank = 0;
-  std::array<int64_t, kMaxRank> dims{}, stride_a{}, stride_b{};
-  float eps = 0.0f;
-  // rope: x [B, H, S, D]
-  int64_t batch = 0, heads = 0, seq = 0, head_dim = 0;
-  // concat / slice / transpose (bytes)
-  std::vector<uint64_t> chunks;  // concat: bytes per input per outer step
-  std::vector<Loc> sources;      // concat: every operand
-  uint64_t out_row = 0, in_row = 0, start = 0, length = 0;
-  uint64_t esize = 0;
-  int axis = 0;  // concat
+  StepParams params;
 };
 
 struct IoBinding {
@@ -137,16 +165,16 @@ struct MethodPlan {
   std::vector<pte::Blob> keepalive;
 };
 
-// Verifies `payload` (flatbuffers Verifier, identifier, version, every index, offset, size and
-// named-data key) and builds the plan. InputError naming `label` on anything malformed.
+// Verifies all of `payload` (flatbuffers Verifier, identifier, version, every index, offset, size
+// and named-data key, every op) and only then returns the plan. InputError naming `label` on
+// anything malformed.
 std::unique_ptr<MethodPlan> decode_method(std::span<const uint8_t> payload, const runtime::NamedDataLookup& named_data,
                                           std::string_view label);
 
 // Runs the plan once. `bases` has 2 + inputs + outputs entries (entry 0 unused, 1 = arena).
 void run_method(const MethodPlan& plan, std::span<uint8_t* const> bases);
 
-// The same, adding each step's wall time to seconds[kind] (GENAI_BACKEND_PROFILE=1).
-inline constexpr size_t kStepKinds = static_cast<size_t>(StepKind::kSoftmax) + 1;  // kSoftmax is last
+// The same, adding each step's wall time to seconds[kind] (--backend_profile).
 void run_method_profiled(const MethodPlan& plan, std::span<uint8_t* const> bases, std::array<double, kStepKinds>& seconds);
 std::string_view step_kind_name(StepKind kind);
 

@@ -1,7 +1,7 @@
 #include "backends/exec/payload_executor.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <atomic>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -13,12 +13,16 @@
 namespace genai::backends {
 namespace {
 
+std::atomic<bool>& profile_slot() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+
 class PayloadMethod : public runtime::DelegateMethod {
  public:
   explicit PayloadMethod(std::unique_ptr<exec::MethodPlan> plan) : plan_(std::move(plan)) {
     bases_.assign(2 + plan_->inputs.size() + plan_->outputs.size(), nullptr);
-    const char* env = std::getenv("GENAI_BACKEND_PROFILE");
-    profile_ = env && *env && std::string_view(env) != "0";
+    profile_ = profile_steps();
   }
   ~PayloadMethod() override {
     if (!profile_ || calls_ == 0) return;
@@ -104,6 +108,9 @@ class PayloadExecutor : public runtime::BackendExecutor {
 };
 
 }  // namespace
+
+bool profile_steps() { return profile_slot().load(std::memory_order_relaxed); }
+void set_profile_steps(bool on) { profile_slot().store(on, std::memory_order_relaxed); }
 
 std::unique_ptr<runtime::BackendExecutor> make_payload_executor(std::string_view delegate_id) {
   return std::make_unique<PayloadExecutor>(delegate_id);

@@ -13,4 +13,9 @@ namespace genai::backends {
 
 std::unique_ptr<runtime::BackendExecutor> make_payload_executor(std::string_view delegate_id);
 
+// Process-wide (--backend_profile): methods initialised while on add up each step kind's time
+// and log milliseconds per call per kind when they are destroyed.
+bool profile_steps();
+void set_profile_steps(bool on);
+
 }  // namespace genai::backends

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/lower/kv_fusion.h"
 #include "backends/payload/op_scratch.h"
 #include "backends/payload/payload_format.h"
 #include "core/sha256.h"
@@ -63,18 +64,6 @@ int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// A transpose whose result has the same bytes as its operand: the axes longer than 1 keep their
-// relative order (e.g. [1, 1, H, hd] -> [1, H, 1, hd] for one token).
-bool transpose_is_identity_in_memory(const Shape& in, const std::vector<int64_t>& perm) {
-  int64_t last = -1;
-  for (int64_t p : perm) {
-    if (in[static_cast<size_t>(p)] == 1) continue;
-    if (p < last) return false;
-    last = p;
-  }
-  return true;
-}
-
 class Lowering {
  public:
   Lowering(const pipeline::GraphBundle& bundle, const compile::LoweringTarget& target, ProgramPrecision precision)
@@ -110,6 +99,36 @@ class Lowering {
     std::string key = fmt::format("{}.{}.{}", name, tag, sha256_hex(std::span<const uint8_t>(bytes)).substr(0, 16));
     if (!named_.count(key)) named_.emplace(key, pte::NamedData{key, pte::Blob(std::move(bytes))});
     return key;
+  }
+
+  // Removes the dropped ops and every tensor no op or I/O refers to any more, renumbering the rest.
+  void drop_unused(std::vector<std::unique_ptr<fb::OpT>>& fops, const std::vector<bool>& dropped,
+                   std::vector<std::unique_ptr<fb::IoT>>& ins, std::vector<std::unique_ptr<fb::IoT>>& outs) {
+    std::vector<std::unique_ptr<fb::OpT>> kept;
+    for (size_t i = 0; i < fops.size(); ++i)
+      if (!dropped[i]) kept.push_back(std::move(fops[i]));
+    fops = std::move(kept);
+    std::vector<bool> used(tensors_.size(), false);
+    for (const auto& o : fops) {
+      used[static_cast<size_t>(o->output)] = true;
+      for (int in : o->inputs) used[static_cast<size_t>(in)] = true;
+    }
+    for (const auto& io : ins) used[static_cast<size_t>(io->tensor)] = true;
+    for (const auto& io : outs) used[static_cast<size_t>(io->tensor)] = true;
+    std::vector<int> index(tensors_.size(), -1);
+    std::vector<std::unique_ptr<fb::TensorT>> tensors;
+    for (size_t t = 0; t < tensors_.size(); ++t) {
+      if (!used[t]) continue;
+      index[t] = static_cast<int>(tensors.size());
+      tensors.push_back(std::move(tensors_[t]));
+    }
+    tensors_ = std::move(tensors);
+    for (auto& o : fops) {
+      o->output = index[static_cast<size_t>(o->output)];
+      for (int& in : o->inputs) in = index[static_cast<size_t>(in)];
+    }
+    for (auto& io : ins) io->tensor = index[static_cast<size_t>(io->tensor)];
+    for (auto& io : outs) io->tensor = index[static_cast<size_t>(io->tensor)];
   }
 
   int new_tensor(std::unique_ptr<fb::TensorT> t) {
@@ -367,22 +386,30 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
     fops.push_back(std::move(o));
   }
 
+  // The KV-concat decision (kv_fusion.h): fused matmuls read the cache in place; the concat and
+  // its views are dropped (indices stay: lifetimes below are op positions).
+  std::vector<bool> dropped(fops.size(), false);
+  if (!fp_ && fuse_kv_concat()) {
+    std::vector<bool> is_output(tensors_.size(), false);
+    for (const auto& out : g_.outputs()) is_output[static_cast<size_t>(value_tensor[static_cast<size_t>(out.value)])] = true;
+    dropped = fuse_kv_concats(fops, tensors_, is_output);
+  }
+
   // Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
   std::vector<int> root(tensors_.size());
   for (size_t t = 0; t < root.size(); ++t) root[t] = static_cast<int>(t);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const graph::Op& op = ops[i];
+  for (size_t i = 0; i < fops.size(); ++i) {
     const fb::OpT& o = *fops[i];
-    bool view = op.kind == OpKind::kReshape;
-    if (op.kind == OpKind::kTranspose)
-      view = transpose_is_identity_in_memory(values[static_cast<size_t>(op.operands[0])].type.shape,
-                                             graph::attr_ints(op.attrs, "perm"));
+    if (dropped[i]) continue;
+    bool view = o.kind == fb::OpKind::Reshape;
+    if (o.kind == fb::OpKind::Transpose) view = transpose_keeps_bytes(tensors_[static_cast<size_t>(o.inputs[0])]->shape, o.perm);
     if (view) root[static_cast<size_t>(o.output)] = root[static_cast<size_t>(o.inputs[0])];
   }
 
   // Lifetimes of every root, in op indices (-1: live on entry; n_ops: read after the last op).
   std::vector<int64_t> first(tensors_.size(), 0), last(tensors_.size(), -2);
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (dropped[i]) continue;
     const fb::OpT& o = *fops[i];
     const size_t r = static_cast<size_t>(root[static_cast<size_t>(o.output)]);
     if (r == static_cast<size_t>(o.output)) first[r] = static_cast<int64_t>(i);
@@ -390,17 +417,6 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
     for (int in : o.inputs) {
       const size_t ri = static_cast<size_t>(root[static_cast<size_t>(in)]);
       last[ri] = std::max(last[ri], static_cast<int64_t>(i));
-    }
-  }
-
-  // A concat read in place by its consumer (the executor fuses concat(cache, new) into the
-  // attention matmul) needs its operands alive until the concat result's last use.
-  for (size_t i = ops.size(); i-- > 0;) {
-    if (ops[i].kind != OpKind::kConcat) continue;
-    const int64_t until = last[static_cast<size_t>(root[static_cast<size_t>(fops[i]->output)])];
-    for (int in : fops[i]->inputs) {
-      const size_t r = static_cast<size_t>(root[static_cast<size_t>(in)]);
-      last[r] = std::max(last[r], until);
     }
   }
 
@@ -488,6 +504,7 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
   const fb::Precision precision = fp_ ? fb::Precision::Float16 : fb::Precision::Quantized;
   for (size_t i = 0; i < fops.size(); ++i) {
     fb::OpT& o = *fops[i];
+    if (dropped[i]) continue;
     std::vector<OperandInfo> infos;
     for (int in : o.inputs) infos.push_back({tensors_[static_cast<size_t>(in)]->type, numel(tensors_[static_cast<size_t>(in)]->shape)});
     const fb::TensorT& ot = *tensors_[static_cast<size_t>(o.output)];
@@ -510,6 +527,8 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
     tensors_[t]->offset = tensors_[r]->offset;
     tensors_[t]->io_index = tensors_[r]->io_index;
   }
+
+  if (std::find(dropped.begin(), dropped.end(), true) != dropped.end()) drop_unused(fops, dropped, ins, outs);
 
   fb::MethodT method;
   method.version = kPayloadVersion;

@@ -12,8 +12,10 @@ namespace genai::backends {
 namespace fb = genai::payload_fb;
 
 inline constexpr std::string_view kPayloadIdentifier = "GNPL";
-// Bumped on any change a version-1 reader would misread.
-inline constexpr uint32_t kPayloadVersion = 1;
+// The version written. Bumped on any change an older reader would misread; a reader accepts every
+// version from kOldestPayloadVersion on. 2: op kind MatMulConcat (and Op.b_shape).
+inline constexpr uint32_t kPayloadVersion = 2;
+inline constexpr uint32_t kOldestPayloadVersion = 1;
 
 inline constexpr std::string_view kHtpDelegateId = "GenaiHtpBackend";
 inline constexpr std::string_view kGpuDelegateId = "GenaiGpuBackend";
