@@ -2,18 +2,20 @@
 // and 4-bit block-32 weights) as GEMV (rows 1, decode) and GEMM (rows 32 and 128, prefill),
 // attention matmul_q, and the float ops. Counters: weight_GB/s (packed weight bytes read per
 // second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
-// run on ThreadPool::global(). GENAI_SCALAR_KERNELS=1 measures the scalar build.
+// run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar build.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/float_ops.h"
+#include "kernels/kernel_mode.h"
 #include "kernels/packed_linear.h"
 #include "kernels/quantized_matmul.h"
 
@@ -24,6 +26,12 @@ namespace {
 // busy machine).
 const bool kThreadsSet = [] {
   if (const char* v = std::getenv("GENAI_BENCH_THREADS")) ThreadPool::set_global_threads(std::atoi(v));
+  return true;
+}();
+// GENAI_BENCH_KERNELS=scalar runs the scalar twins (what --scalar_kernels does for genai).
+const bool kModeSet = [] {
+  const char* v = std::getenv("GENAI_BENCH_KERNELS");
+  if (v && std::string_view(v) == "scalar") set_kernel_mode(KernelMode::kScalar);
   return true;
 }();
 
