@@ -12,7 +12,7 @@
 #include "llm/generation.h"
 #include "llm/graph_decoder.h"
 #include "llm/reference_session.h"
-#include "llm/sampler.h"
+#include "core/sampler.h"
 #include "model/reference_decoder.h"
 
 namespace genai {
