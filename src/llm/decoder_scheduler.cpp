@@ -257,6 +257,8 @@ DecoderScheduler::~DecoderScheduler() = default;
 
 int64_t DecoderScheduler::decode_ar_len() const { return kv_->ar; }
 
+int64_t DecoderScheduler::max_context() const { return context_len_ - kv_->ar + 1; }
+
 void DecoderScheduler::reset() {
   cache_->reset();
   position_ = 0;
@@ -299,7 +301,8 @@ void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, st
   dequantize_row(b, n - 1, logits_.data());
 
   // The last call of a full context has nowhere to store its entries, and needs not: no later
-  // position exists. A chunk whose entries do not fit this layout's cache fits the decode layout.
+  // position exists (max_context()). A chunk whose entries do not fit this layout's cache fits
+  // the decode layout.
   if (!cache_->fits(n)) cache_->set_ar_len(kv_->ar);
   if (cache_->fits(n)) {
     for (int64_t l = 0; l < n_layers_; ++l) cache_->update(l, b.k_out[l], b.v_out[l], n);
@@ -311,9 +314,12 @@ void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, st
 void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<float>* all) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) throw_input_error("decoder: forward needs at least one token");
-  if (position_ + n > context_len_)
-    throw_input_error("decoder: {} tokens at position {} exceed the context of {} ({})", n, position_, context_len_,
-                      runner_->context_source());
+  // Within max_context() only a call that fills it can find no room for its entries, and no
+  // later call needs them.
+  if (position_ + n > max_context())
+    throw_input_error("decoder: {} tokens at position {} exceed the context of {} ({}{})", n, position_, max_context(),
+                      runner_->context_source(),
+                      kv_->ar > 1 ? fmt::format(", less kv_forward's AR length {} plus 1", kv_->ar) : "");
   for (int64_t i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= vocab_)
       throw_input_error("decoder: token id {} outside the vocabulary of {}", tokens[i], vocab_);

@@ -37,7 +37,9 @@ class DecoderScheduler : public DecoderSession {
   // The same, returning every token's logits, row-major [n, vocab] (tests).
   std::vector<float> forward_all(std::span<const int32_t> tokens);
   int64_t position() const override { return position_; }
-  int64_t max_context() const override { return context_len_; }
+  // CL with a decode AR of 1. A kv_forward of AR a > 1 caches CL - a entries, so single tokens
+  // can be decoded up to position CL - a only: CL - a + 1 positions.
+  int64_t max_context() const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(vocab_); }
   void reset() override;
 

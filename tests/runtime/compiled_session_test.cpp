@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "graph/random_model.h"
 #include "core/sampler.h"
+#include "graph/random_model.h"
 #include "llm/compiled_session.h"
 #include "llm/graph_decoder.h"
 #include "pte/program_reader.h"
