@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/progress.h"
-#include "graph/decoder_graphs.h"
 #include "core/sampler.h"
+#include "graph/decoder_graphs.h"
 #include "llm/graph_decoder.h"
 #include "quant/qdq_executor.h"
 
