@@ -63,7 +63,7 @@ class NullDecoderExecutor : public runtime::BackendExecutor {
   }
 };
 
-std::unique_ptr<CompiledDecoderSession> make_session() {
+std::unique_ptr<DecoderScheduler> make_session() {
   static std::once_flag once;
   static std::filesystem::path path = std::filesystem::temp_directory_path() / "genai_runtime_bench.pte";
   std::call_once(once, [] {
@@ -91,7 +91,7 @@ std::unique_ptr<CompiledDecoderSession> make_session() {
     p.methods.push_back(pte::make_constant_method("get_logits_zero_point", pte::Int{30000}));
     pte::write_program(path, p);
   });
-  return std::make_unique<CompiledDecoderSession>(runtime::ProgramInstance::load(path));
+  return make_program_session(runtime::ProgramInstance::load(path));
 }
 
 void BM_DecodeStep(benchmark::State& state) {

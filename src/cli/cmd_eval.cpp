@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
-#include "quant/evaluate.h"
+#include "llm/quant_evaluation.h"
 #include "quant/quantize.h"
 
 namespace genai::cli {
@@ -50,7 +50,7 @@ int run(EvalArgs a) {
   }
   if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
   if (a.max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", a.max_context_len);
-  quant::EvalOptions eo;
+  EvalOptions eo;
   eo.max_context_len = a.max_context_len;
   eo.gen_tokens = a.gen_tokens;
   if (!a.eval_methods.empty()) {
@@ -91,7 +91,7 @@ int run(EvalArgs a) {
     encodings = q.encodings.at(std::string(graph::kKvForward));
     if (!a.artifact.empty()) log::info("wrote {}", quant::write_decode_qdq(q, a.artifact).string());
   }
-  const quant::EvalReport r = quant::evaluate_quantization(model, encodings, eo);
+  const EvalReport r = evaluate_quantization(model, encodings, eo);
 
   if (a.json) {
     nlohmann::json j;

@@ -32,6 +32,10 @@ std::vector<IoSpec> InterpreterExecutor::outputs(std::string_view name) const {
   return specs;
 }
 
-TensorMap InterpreterExecutor::run(std::string_view name, const InputMap& inputs) { return interpret(graph(name), inputs); }
+TensorMap InterpreterExecutor::run(std::string_view name, const InputMap& inputs) {
+  InterpreterOptions options;
+  options.observer = observer_;
+  return interpret(graph(name), inputs, options);
+}
 
 }  // namespace genai::graph

@@ -1,8 +1,11 @@
-// "Run graph `name` with these named input buffers -> named output buffers": the one thing a
-// runner needs from whatever executes graphs. The interpreter implements it here; compiled
-// programs implement it in the runtime, so the runner code (src/llm) is shared.
+// "Run graph `name` with these named input tensors -> named output tensors", over graphs held in
+// memory: the float interpreter implements it here, the QDQ reference in quant (QdqExecutor).
+// The decoder session does not schedule over this interface directly: llm/graph_method_runner.h
+// adapts any GraphExecutor to the llm::MethodRunner that compiled programs implement too, so the
+// one scheduler (llm/decoder_scheduler.h) drives graphs and programs alike.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +38,13 @@ class InterpreterExecutor : public GraphExecutor {
   std::vector<IoSpec> inputs(std::string_view name) const override;
   std::vector<IoSpec> outputs(std::string_view name) const override;
   TensorMap run(std::string_view name, const InputMap& inputs) override;
+  // Sees every op result (per-tensor SQNR against the QDQ reference); empty: none.
+  void set_observer(std::function<void(const Value&, const Tensor&)> observer) { observer_ = std::move(observer); }
 
  private:
   const Graph& graph(std::string_view name) const;
   GraphMap graphs_;
+  std::function<void(const Value&, const Tensor&)> observer_;
 };
 
 }  // namespace genai::graph

@@ -1,6 +1,7 @@
 // What the generation loop drives: a stateful decoder that consumes tokens at increasing
-// positions and returns next-token logits. The float reference implements it today; compiled
-// programs on the runtime implement it later, so the loop, sampling and stats are written once.
+// positions and returns next-token logits. The float reference (ReferenceSession) and the
+// scheduler over static methods (DecoderScheduler: graphs or compiled programs) implement it, so
+// the loop, sampling and stats are written once.
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 
 #include "llm/decoder_session.h"
 #include "llm/generation_stats.h"
-#include "llm/sampler.h"
+#include "core/sampler.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "llm/sampler.h"
+#include "core/sampler.h"
 
 namespace genai {
 namespace {

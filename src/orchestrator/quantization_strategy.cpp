@@ -15,7 +15,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
-#include "quant/evaluate.h"
+#include "llm/quant_evaluation.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -73,11 +73,11 @@ class Quantization final : public QuantizationStrategy {
     notes["decode_qdq"] = qdq.string();
     notes["calibration_seconds"] = q.calibration_seconds;
 
-    quant::EvalOptions eo;
+    EvalOptions eo;
     eo.max_context_len = std::min<int64_t>(qo.max_context_len, kEvalContext);
     eo.prompt_eval = false;
     if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
-    const quant::EvalReport r = quant::evaluate_quantization(in.model, q.encodings.at(std::string(graph::kKvForward)), eo);
+    const EvalReport r = evaluate_quantization(in.model, q.encodings.at(std::string(graph::kKvForward)), eo);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
                            {"sqnr_db", finite(r.sqnr_db)},

@@ -10,7 +10,7 @@
 #include "core/progress.h"
 #include "graph/decoder_graphs.h"
 #include "graph/interpreter.h"
-#include "llm/sampler.h"
+#include "core/sampler.h"
 #include "model/reference_decoder.h"
 
 namespace genai::quant {

@@ -8,11 +8,11 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/sampler.h"
 #include "graph/random_model.h"
 #include "llm/generation.h"
 #include "llm/graph_decoder.h"
 #include "llm/reference_session.h"
-#include "llm/sampler.h"
 #include "model/reference_decoder.h"
 
 namespace genai {
@@ -103,6 +103,36 @@ TEST(GraphDecoder, SeparateTokenEmbeddingGraphsGiveTheSameLogits) {
     SCOPED_TRACE(graph::model_mode_name(mode));
     EXPECT_LT(run_parity(model, {mode, 20, 6, 13, true}), 1e-5);
   }
+}
+
+// The scheduler takes the decode AR from kv_forward's signature: a kv_forward of AR 4 runs
+// prompts in chunks of 4 and single tokens padded to 4, and matches the reference up to the
+// last position its cache allows.
+TEST(GraphDecoder, DecodeArComesFromTheKvForwardSignature) {
+  auto model = random_model();
+  const int64_t CL = 20, AR = 4;
+  std::shared_ptr<const Weights> weights(model, &model->weights);
+  graph::GraphMap graphs{{std::string(graph::kKvForward),
+                          graph::build_decoder_graph(model->config, weights, std::string(graph::kKvForward), AR, CL)}};
+  auto session = make_graph_session(std::make_unique<graph::InterpreterExecutor>(std::move(graphs)));
+  EXPECT_EQ(session->decode_ar_len(), AR);
+  EXPECT_EQ(session->prefill_ar_len(), 0);
+  EXPECT_EQ(session->max_context(), CL - AR + 1);  // the cache holds CL - AR entries
+  ReferenceDecoder ref(*model);
+  const auto prompt = random_tokens(10, model->config.vocab_size, 17);
+  const std::vector<float> ref_all = ref.forward(prompt);
+  EXPECT_LT(relative_error(session->forward_all(prompt), ref_all), 1e-5);
+  EXPECT_EQ(session->kv_calls(), 3);  // 4 + 4 + 2 (padded)
+  std::vector<float> ref_last(ref_all.end() - model->config.vocab_size, ref_all.end());
+  while (session->position() < session->max_context()) {
+    const int32_t next = argmax(ref_last);
+    const std::span<const float> got = session->forward(std::span(&next, 1));
+    ref_last = ref.forward_last(std::span(&next, 1));
+    EXPECT_LT(relative_error(got, ref_last), 1e-5) << "position " << session->position();
+  }
+  EXPECT_EQ(session->kv_calls(), 3 + (CL - AR + 1) - 10);
+  const int32_t one = 3;
+  EXPECT_THROW(session->forward(std::span(&one, 1)), InputError);
 }
 
 TEST(GraphDecoder, HybridUsesPrefillChunksAndKvForSingleTokens) {

@@ -1,4 +1,4 @@
-#include "llm/sampler.h"
+#include "core/sampler.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "graph/random_model.h"
 #include "llm/graph_decoder.h"
-#include "quant/evaluate.h"
+#include "llm/quant_evaluation.h"
 #include "quant/qdq_executor.h"
 #include "quant/quantize.h"
 
@@ -192,14 +192,14 @@ double logits_sqnr(std::shared_ptr<const Model> model, std::shared_ptr<const Enc
   go.mode = graph::ModelMode::kKv;
   go.max_context_len = CL;
   const auto graphs = graph::build_decoder_graphs(model, go);
-  GraphDecoderSession fs(std::make_unique<graph::InterpreterExecutor>(graphs));
-  GraphDecoderSession qs(std::make_unique<QdqExecutor>(
+  const auto fs = make_graph_session(std::make_unique<graph::InterpreterExecutor>(graphs));
+  const auto qs = make_graph_session(std::make_unique<QdqExecutor>(
       graphs, std::map<std::string, std::shared_ptr<const EncodingSet>>{{"kv_forward", set}}));
   double s = 0, n = 0;
   for (int32_t t : tokens) {
-    const auto a = fs.forward(std::span<const int32_t>(&t, 1));
+    const auto a = fs->forward(std::span<const int32_t>(&t, 1));
     const std::vector<float> f(a.begin(), a.end());
-    const auto q = qs.forward(std::span<const int32_t>(&t, 1));
+    const auto q = qs->forward(std::span<const int32_t>(&t, 1));
     for (size_t i = 0; i < f.size(); ++i) {
       s += static_cast<double>(f[i]) * f[i];
       n += std::pow(static_cast<double>(f[i]) - q[i], 2);

@@ -1,14 +1,14 @@
-// CompiledDecoderSession over programs whose delegate runs the QDQ reference on the integer
-// codes a compiled program exchanges: its logits must equal GraphDecoderSession over the same
-// QDQ executor (float I/O) bit for bit, at every position, in kv and hybrid mode, with uint16 and
+// The decoder scheduler over programs whose delegate runs the QDQ reference on the integer
+// codes a compiled program exchanges: its logits must equal the scheduler over the same QDQ
+// executor (float I/O) bit for bit, at every position, in kv and hybrid mode, with uint16 and
 // uint8 KV caches and with fp16 (float I/O) programs; bad programs are InputErrors.
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/sampler.h"
 #include "graph/random_model.h"
 #include "llm/compiled_session.h"
 #include "llm/graph_decoder.h"
-#include "llm/sampler.h"
 #include "pte/program_reader.h"
 #include "support/cli_runner.h"
 #include "test_backends.h"
@@ -57,8 +57,9 @@ TEST_P(CompiledSessionParity, LogitsEqualTheQdqReferenceAtEveryPosition) {
   const std::string key = c.recipe + (c.kv8 ? "kv8" : "") + std::string(graph::model_mode_name(c.mode));
   write_qdq_program(path, key, qm, context);
 
-  CompiledDecoderSession compiled(runtime::ProgramInstance::load(path));
-  GraphDecoderSession reference(std::make_unique<quant::QdqExecutor>(qm->q.graphs, qm->q.encodings));
+  DecoderScheduler compiled(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(path)));
+  DecoderScheduler reference(
+      std::make_unique<GraphMethodRunner>(std::make_unique<quant::QdqExecutor>(qm->q.graphs, qm->q.encodings)));
   EXPECT_EQ(compiled.max_context(), context);
   EXPECT_EQ(compiled.vocab_size(), model->config.vocab_size);
   EXPECT_EQ(compiled.prefill_ar_len(), c.mode == ModelMode::kHybrid ? ar : 0);
@@ -117,7 +118,7 @@ TEST(CompiledSession, ConstantsMustAgreeWithTheSignatures) {
   testing::TempDir dir;
   auto expect_error = [&](const std::string& path, const std::string& words) {
     try {
-      CompiledDecoderSession s(runtime::ProgramInstance::load(path));
+      DecoderScheduler s(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(path)));
       ADD_FAILURE() << "accepted " << path;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
@@ -130,7 +131,7 @@ TEST(CompiledSession, ConstantsMustAgreeWithTheSignatures) {
   expect_error(program_with(dir, qm, "get_logits_scale", pte::Double{-1.0}), "must be positive");
   // Without the optional constants the signatures alone define the layout.
   std::string path = program_with(dir, qm, "get_n_layers", std::nullopt);
-  CompiledDecoderSession s(runtime::ProgramInstance::load(path));
+  DecoderScheduler s(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(path)));
   EXPECT_EQ(s.max_context(), 24);
 }
 
@@ -146,7 +147,7 @@ TEST(CompiledSession, OutOfVocabularyTokensAreInputErrors) {
   const auto qm = quantized(model, {"16a8w", ModelMode::kKv}, 24, 8);
   testing::TempDir dir;
   write_qdq_program(dir.file("p.pte"), "oov", qm, 24);
-  CompiledDecoderSession s(runtime::ProgramInstance::load(dir.file("p.pte")));
+  DecoderScheduler s(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(dir.file("p.pte"))));
   const int32_t bad = static_cast<int32_t>(model->config.vocab_size);
   EXPECT_THROW(s.forward(std::span(&bad, 1)), InputError);
   EXPECT_THROW(s.forward({}), InputError);

@@ -1,5 +1,5 @@
 // `genai compile` then `genai run -a` / `genai bench -a` on a synthetic model: the greedy tokens
-// of the 16a16w program equal the QDQ reference (quant::QdqExecutor behind GraphDecoderSession,
+// of the 16a16w program equal the QDQ reference (quant::QdqExecutor behind the decoder scheduler,
 // same model and options) token for token, and bad artifact dirs are exit code 2 with a message.
 // The same parity on the default model (SmolLM2-135M) runs in the release tree (label nosan).
 #include <gtest/gtest.h>
@@ -45,9 +45,9 @@ struct CompileCase {
   }
 };
 
-// GraphDecoderSession over the QDQ executor of the model quantized exactly as `genai compile` does.
-std::unique_ptr<GraphDecoderSession> qdq_reference(std::shared_ptr<const Model> model, const CompileCase& c,
-                                                   const std::string& checkpoint) {
+// The scheduler over the QDQ executor of the model quantized exactly as `genai compile` does.
+std::unique_ptr<DecoderScheduler> qdq_reference(std::shared_ptr<const Model> model, const CompileCase& c,
+                                                const std::string& checkpoint) {
   options::OptionValues v(options::kCompileScope);
   v.set("checkpoint", checkpoint);
   v.set("max_seq_len", c.max_seq_len);
@@ -61,7 +61,7 @@ std::unique_ptr<GraphDecoderSession> qdq_reference(std::shared_ptr<const Model> 
   qo.recipe = quant::recipe_from_choice(*options::resolve_quant_recipe(v));
   qo.calibration = orchestrator::calibration_options(v);
   auto q = quant::quantize_model(model, qo);
-  return std::make_unique<GraphDecoderSession>(std::make_unique<quant::QdqExecutor>(q.graphs, q.encodings));
+  return make_graph_session(std::make_unique<quant::QdqExecutor>(q.graphs, q.encodings));
 }
 
 std::vector<int32_t> greedy_tokens(DecoderSession& s, const Model& m, const std::string& prompt, int64_t n) {
@@ -126,8 +126,8 @@ TEST_F(CompiledEndToEnd, LogitsStayWithinAFewStepsOfTheQdqReference) {
   backends::register_builtin_backends();
   const auto model = std::make_shared<const Model>(load_model(checkpoint()));
   auto reference = qdq_reference(model, k16a16w, checkpoint());
-  CompiledDecoderSession compiled(runtime::ProgramInstance::load(art() + "/text_decoder.pte"));
-  const double step = *compiled.program().constant_double("get_logits_scale");
+  DecoderScheduler compiled(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(art() + "/text_decoder.pte")));
+  const double step = *compiled.runner().constant_double("get_logits_scale");
   std::vector<int32_t> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back((i * 37 + 11) % model->config.vocab_size);
   const auto got = compiled.forward_all(prompt);

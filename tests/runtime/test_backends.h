@@ -4,7 +4,7 @@
 //  - TestQdqBackend: runs a decoder graph with the QDQ reference (or the float interpreter for
 //    fp16), exchanging the integer codes a compiled program exchanges (uint16 mask and logits,
 //    uint8/uint16 KV) — the program a real backend must match, so the session's integer plumbing
-//    can be checked token for token against GraphDecoderSession over the same QDQ executor.
+//    can be checked token for token against the decoder scheduler over the same QDQ executor.
 #pragma once
 
 #include <cstring>

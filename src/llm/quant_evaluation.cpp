@@ -1,4 +1,4 @@
-#include "quant/evaluate.h"
+#include "llm/quant_evaluation.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +8,12 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/sampler.h"
 #include "graph/decoder_graphs.h"
 #include "llm/graph_decoder.h"
-#include "llm/sampler.h"
 #include "quant/qdq_executor.h"
 
-namespace genai::quant {
+namespace genai {
 
 const std::string& default_eval_text() {
   static const std::string text =
@@ -42,34 +42,6 @@ double sqnr_db(double signal, double noise) {
 
 namespace {
 
-// The float decode graph with an observer (the interpreter executor has none).
-class ObservedFloatExecutor : public graph::GraphExecutor {
- public:
-  explicit ObservedFloatExecutor(graph::GraphMap graphs) : graphs_(std::move(graphs)) {}
-  bool has_graph(std::string_view name) const override { return graphs_.count(std::string(name)) != 0; }
-  std::vector<graph::IoSpec> inputs(std::string_view name) const override {
-    const auto& g = *graphs_.at(std::string(name));
-    std::vector<graph::IoSpec> out;
-    for (auto id : g.inputs()) out.push_back({g.value(id).name, g.value(id).type});
-    return out;
-  }
-  std::vector<graph::IoSpec> outputs(std::string_view name) const override {
-    const auto& g = *graphs_.at(std::string(name));
-    std::vector<graph::IoSpec> out;
-    for (const auto& o : g.outputs()) out.push_back({o.name, g.value(o.value).type});
-    return out;
-  }
-  graph::TensorMap run(std::string_view name, const graph::InputMap& inputs) override {
-    graph::InterpreterOptions options;
-    options.observer = observer;
-    return graph::interpret(*graphs_.at(std::string(name)), inputs, options);
-  }
-  std::function<void(const graph::Value&, const Tensor&)> observer;
-
- private:
-  graph::GraphMap graphs_;
-};
-
 double log_softmax_at(std::span<const float> logits, int32_t target) {
   double mx = -std::numeric_limits<double>::infinity();
   for (float v : logits) mx = std::max(mx, static_cast<double>(v));
@@ -80,7 +52,7 @@ double log_softmax_at(std::span<const float> logits, int32_t target) {
 
 }  // namespace
 
-EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared_ptr<const EncodingSet> encodings,
+EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared_ptr<const quant::EncodingSet> encodings,
                                  const EvalOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!model->tokenizer) throw_input_error("{}: eval needs a tokenizer and the checkpoint has none", model->checkpoint_path.string());
@@ -95,28 +67,29 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
   go.max_context_len = CL;
   const graph::GraphMap graphs = graph::build_decoder_graphs(model, go);
   const std::string kv(graph::kKvForward);
-  auto set = std::make_shared<const EncodingSet>(reconcile_encodings(*graphs.at(kv), *encodings));
+  auto set = std::make_shared<const quant::EncodingSet>(quant::reconcile_encodings(*graphs.at(kv), *encodings));
 
-  auto float_exec = std::make_unique<ObservedFloatExecutor>(graphs);
-  auto qdq_exec = std::make_unique<QdqExecutor>(graphs, std::map<std::string, std::shared_ptr<const EncodingSet>>{{kv, set}});
-  ObservedFloatExecutor* fe = float_exec.get();
-  QdqExecutor* qe = qdq_exec.get();
-  GraphDecoderSession fs(std::move(float_exec)), qs(std::move(qdq_exec));
+  auto float_exec = std::make_unique<graph::InterpreterExecutor>(graphs);
+  auto qdq_exec = std::make_unique<quant::QdqExecutor>(
+      graphs, std::map<std::string, std::shared_ptr<const quant::EncodingSet>>{{kv, set}});
+  graph::InterpreterExecutor* fe = float_exec.get();
+  quant::QdqExecutor* qe = qdq_exec.get();
+  const auto fs = make_graph_session(std::move(float_exec)), qs = make_graph_session(std::move(qdq_exec));
 
   EvalReport r;
   r.recipe = encodings->recipe;
   const graph::Graph& g = *graphs.at(kv);
   std::vector<bool> compared(g.values().size(), false);
   for (const auto& op : g.ops())
-    compared[static_cast<size_t>(op.result)] = g.value(op.result).type.dtype == DType::kF32 && !is_passthrough(op.kind);
+    compared[static_cast<size_t>(op.result)] = g.value(op.result).type.dtype == DType::kF32 && !quant::is_passthrough(op.kind);
 
   if (o.sqnr_eval) {
     std::unordered_map<std::string, std::vector<float>> stash;
     std::map<std::string, std::pair<double, double>> acc;  // name -> (signal, noise)
-    fe->observer = [&](const graph::Value& v, const Tensor& t) {
+    fe->set_observer([&](const graph::Value& v, const Tensor& t) {
       if (!compared[static_cast<size_t>(&v - g.values().data())]) return;
       stash[v.name].assign(t.data<float>(), t.data<float>() + t.numel());
-    };
+    });
     qe->set_observer([&](const graph::Value& v, const Tensor& t) {
       auto it = stash.find(v.name);
       if (it == stash.end()) return;
@@ -134,9 +107,9 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
     for (int64_t i = 0; i < n; ++i) {
       const int32_t tok = ids[static_cast<size_t>(i)];
       stash.clear();
-      const auto lf_span = fs.forward(std::span<const int32_t>(&tok, 1));
+      const auto lf_span = fs->forward(std::span<const int32_t>(&tok, 1));
       const std::vector<float> lf(lf_span.begin(), lf_span.end());
-      const auto lq = qs.forward(std::span<const int32_t>(&tok, 1));
+      const auto lq = qs->forward(std::span<const int32_t>(&tok, 1));
       for (size_t k = 0; k < lf.size(); ++k) {
         const double d = static_cast<double>(lf[k]) - lq[k];
         signal += static_cast<double>(lf[k]) * lf[k];
@@ -156,7 +129,7 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
     for (const auto& [name, sn] : acc) r.per_layer.push_back({name, sqnr_db(sn.first, sn.second)});
     std::stable_sort(r.per_layer.begin(), r.per_layer.end(),
                      [](const TensorSqnr& a, const TensorSqnr& b) { return a.sqnr_db < b.sqnr_db; });
-    fe->observer = nullptr;
+    fe->set_observer(nullptr);
     qe->set_observer(nullptr);
   }
 
@@ -164,7 +137,7 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
     const int64_t p = std::clamp<int64_t>(o.prompt_tokens, 1, static_cast<int64_t>(ids.size()));
     const int64_t gen = std::clamp<int64_t>(o.gen_tokens, 0, CL - p);
     const std::span<const int32_t> prompt(ids.data(), static_cast<size_t>(p));
-    auto greedy = [&](GraphDecoderSession& s) {
+    auto greedy = [&](DecoderScheduler& s) {
       s.reset();
       std::vector<int32_t> out;
       auto logits = s.forward(prompt);
@@ -175,7 +148,7 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
       }
       return out;
     };
-    const auto a = greedy(fs), b = greedy(qs);
+    const auto a = greedy(*fs), b = greedy(*qs);
     r.greedy_tokens = gen;
     bool prefix = true;
     for (int64_t i = 0; i < gen; ++i) {
@@ -189,4 +162,4 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
   return r;
 }
 
-}  // namespace genai::quant
+}  // namespace genai

@@ -1,6 +1,7 @@
 // How much accuracy a quantization costs: the QDQ decode graph (kv_forward) against the float
 // decode graph over a text, teacher-forced token by token: logits SQNR, per-tensor SQNR (worst
 // first), perplexity float vs quantized, top-1 agreement, and free-running greedy generation.
+// It lives in llm, above quant, because both graphs run through the decoder scheduler.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include "model/model.h"
 #include "quant/encoding_set.h"
 
-namespace genai::quant {
+namespace genai {
 
 // An English paragraph of a few hundred tokens, the default evaluation text.
 const std::string& default_eval_text();
@@ -46,7 +47,7 @@ double sqnr_db(double signal, double noise);
 
 // `encodings` must cover the kv_forward graph built for (model, max_context_len). InputError
 // when the model has no tokenizer or the text is shorter than two tokens.
-EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared_ptr<const EncodingSet> encodings,
+EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared_ptr<const quant::EncodingSet> encodings,
                                  const EvalOptions& options);
 
-}  // namespace genai::quant
+}  // namespace genai

@@ -1,0 +1,73 @@
+// The one DecoderSession over a decoder's static methods, as upstream's runner schedules them:
+// the prompt in chunks of AR-N through prefill_forward (hybrid mode) while a chunk fits the
+// context, the rest and generation through kv_forward (in chunks of its own AR length), with a
+// smart-mask KV cache between calls. What executes the methods is a MethodRunner: the float
+// interpreter, the QDQ reference or compiled programs (graph_method_runner.h,
+// program_method_runner.h), so layout discovery, padding, positions, the mask, chunking and the
+// cache-fit fallback behave the same on every executor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/dtype.h"
+#include "llm/decoder_session.h"
+#include "llm/method_runner.h"
+#include "llm/smart_mask_kv_cache.h"
+
+namespace genai {
+
+class DecoderScheduler : public DecoderSession {
+ public:
+  // Reads the layout from the signatures of kv_forward (and prefill_forward when present):
+  // context and AR from atten_mask [1, 1, ar, CL], vocab from logits [1, ar, vocab], layers,
+  // heads and head_dim from the K/V caches; decoder methods taking inputs_embeds get them from
+  // tok_embedding_<method>. Constants the runner has (get_max_context_len, get_n_layers, ...)
+  // must agree; uint16 logits need get_logits_scale / get_logits_zero_point. InputError naming
+  // the runner's origin otherwise. Every buffer a call exchanges (tokens, positions, mask,
+  // logits, new K/V, the cache itself) is allocated once here and bound by pointer.
+  explicit DecoderScheduler(std::unique_ptr<MethodRunner> runner);
+  ~DecoderScheduler() override;
+
+  // InputError before any work when position() + n exceeds max_context() or an id is outside
+  // the vocabulary. Returns the last token's (dequantized) logits.
+  std::span<const float> forward(std::span<const int32_t> tokens) override;
+  // The same, returning every token's logits, row-major [n, vocab] (tests).
+  std::vector<float> forward_all(std::span<const int32_t> tokens);
+  int64_t position() const override { return position_; }
+  // CL with a decode AR of 1. A kv_forward of AR a > 1 caches CL - a entries, so single tokens
+  // can be decoded up to position CL - a only: CL - a + 1 positions.
+  int64_t max_context() const override;
+  int32_t vocab_size() const override { return static_cast<int32_t>(vocab_); }
+  void reset() override;
+
+  const MethodRunner& runner() const { return *runner_; }
+  int64_t prefill_ar_len() const { return prefill_ar_; }  // 0 without prefill_forward
+  int64_t decode_ar_len() const;                          // kv_forward's AR length
+  DType kv_dtype() const { return kv_dtype_; }
+  // Method calls so far (tests and stats).
+  int64_t kv_calls() const { return kv_calls_; }
+  int64_t prefill_calls() const { return prefill_calls_; }
+
+ private:
+  struct Binding;  // one method's buffers and their places in its signature
+  std::unique_ptr<Binding> bind(const std::string& method);
+  void run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all);
+  void process(std::span<const int32_t> tokens, std::vector<float>* all);
+  void dequantize_row(const Binding& b, int64_t row, float* out) const;
+
+  std::unique_ptr<MethodRunner> runner_;
+  std::string origin_;
+  int64_t n_layers_ = 0, n_kv_heads_ = 0, head_dim_ = 0, context_len_ = 0, vocab_ = 0, prefill_ar_ = 0;
+  DType kv_dtype_ = DType::kF32, mask_dtype_ = DType::kF32, logits_dtype_ = DType::kF32;
+  float logits_scale_ = 1.0f;
+  int32_t logits_zero_point_ = 0;
+  std::unique_ptr<SmartMaskKvCache> cache_;
+  std::unique_ptr<Binding> kv_, prefill_;
+  int64_t position_ = 0, kv_calls_ = 0, prefill_calls_ = 0;
+  std::vector<float> logits_;
+};
+
+}  // namespace genai
