@@ -18,7 +18,7 @@
 #include "llm/compiled_session.h"
 #include "llm/generation_stats.h"
 #include "llm/reference_session.h"
-#include "llm/sampler.h"
+#include "core/sampler.h"
 #include "llm/throughput_bench.h"
 #include "model/model.h"
 #include "runtime/artifact_dir.h"
