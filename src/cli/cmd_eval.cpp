@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
-#include "quant/evaluate.h"
+#include "orchestrator/quantization_evaluation.h"
 #include "quant/quantize.h"
 
 namespace genai::cli {
@@ -76,9 +76,8 @@ int run(EvalArgs a) {
     quant::QuantizeOptions qo;
     qo.mode = graph::ModelMode::kKv;
     qo.max_context_len = a.max_context_len;
-    qo.recipe = a.quant_recipe.empty()
-                    ? quant::default_recipe(model->config.name, model->config.n_layers, model->config.dim)
-                    : quant::recipe_from_spelling(a.quant_recipe);
+    qo.recipe = a.quant_recipe.empty() ? orchestrator::default_recipe_for(*model, "")
+                                       : quant::recipe_from_spelling(a.quant_recipe);
     for (const auto& o : a.overrides) quant::add_override(qo.recipe, o);
     qo.calibration.context_len = a.calib_len;
     qo.calibration.max_windows = a.calib_max_windows;
@@ -91,7 +90,7 @@ int run(EvalArgs a) {
     encodings = q.encodings.at(std::string(graph::kKvForward));
     if (!a.artifact.empty()) log::info("wrote {}", quant::write_decode_qdq(q, a.artifact).string());
   }
-  const quant::EvalReport r = quant::evaluate_quantization(model, encodings, eo);
+  const quant::EvalReport r = orchestrator::evaluate_encodings(model, encodings, eo);
 
   if (a.json) {
     nlohmann::json j;

@@ -11,7 +11,9 @@ void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrate
   registry.add<QuantizationStrategy>(engine, [] { return make_quantization_strategy(); });
   registry.add<CompilationStrategy>(engine, [] { return make_compilation_strategy(); });
   TextSink on_text = options.on_text;
-  registry.add<InferenceStrategy>(engine, [on_text] { return make_inference_strategy(on_text); });
+  GenerationObserver on_generation = options.on_generation;
+  registry.add<InferenceStrategy>(engine,
+                                  [on_text, on_generation] { return make_inference_strategy(on_text, on_generation); });
 }
 
 }  // namespace genai::orchestrator

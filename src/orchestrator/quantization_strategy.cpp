@@ -13,9 +13,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "orchestrator/builtin_strategies.h"
-#include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
-#include "quant/evaluate.h"
+#include "orchestrator/quantization_evaluation.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -51,9 +50,7 @@ class Quantization final : public QuantizationStrategy {
     if (in.quant_recipe) {
       qo.recipe = quant::recipe_from_choice(*in.quant_recipe);
     } else {
-      const ResolvedModel rm = resolve_model(o.get_optional_string("decoder_model").value_or(""), model.config,
-                                             model.checkpoint_path.string(), model.chat_format, "");
-      qo.recipe = quant::default_recipe(rm.recipe_name, model.config.n_layers, model.config.dim);
+      qo.recipe = default_recipe_for(model, o.get_optional_string("decoder_model").value_or(""));
     }
     if (qo.recipe.is_float())
       throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
@@ -63,21 +60,24 @@ class Quantization final : public QuantizationStrategy {
     log::info("quantized with {} ({} calibration windows) in {:.1f}s", q.recipe.name, qo.windows.size(),
               q.calibration_seconds);
 
-    const std::filesystem::path dir = context.artifact_dir();
-    std::filesystem::create_directories(dir);
-    const std::filesystem::path qdq = quant::write_decode_qdq(q, dir);
+    // The QDQ file is for evaluation (`genai eval --qdq`); a run that only builds programs
+    // (--compile_only, `genai compile`) leaves exactly what a device needs in the artifact dir.
+    if (!o.get_flag("compile_only")) {
+      const std::filesystem::path dir = context.artifact_dir();
+      std::filesystem::create_directories(dir);
+      notes["decode_qdq"] = quant::write_decode_qdq(q, dir).string();
+    }
 
     notes["recipe"] = q.recipe.name;
     notes["graphs"] = nlohmann::json::array();
     for (const auto& [name, bundle] : q.bundles) notes["graphs"].push_back(std::string(graph_name_str(name)));
-    notes["decode_qdq"] = qdq.string();
     notes["calibration_seconds"] = q.calibration_seconds;
 
     quant::EvalOptions eo;
     eo.max_context_len = std::min<int64_t>(qo.max_context_len, kEvalContext);
     eo.prompt_eval = false;
     if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
-    const quant::EvalReport r = quant::evaluate_quantization(in.model, q.encodings.at(std::string(graph::kKvForward)), eo);
+    const quant::EvalReport r = evaluate_encodings(in.model, q.encodings.at(std::string(graph::kKvForward)), eo);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
                            {"sqnr_db", finite(r.sqnr_db)},
