@@ -4,6 +4,8 @@
 // the QDQ reference's with scalar kernels, within one code with SIMD kernels.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <random>
 
 #include "backend_test_util.h"
