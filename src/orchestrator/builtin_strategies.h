@@ -21,14 +21,20 @@ inline constexpr std::string_view kDefaultEngine = "executorch";
 // Receives the whole generation once inference finishes (`genai run` prints it as it always has).
 using GenerationObserver = std::function<void(const GenerationResult&)>;
 
+struct QuantizationSettings;  // quantization_settings.h
+
 struct BuiltinStrategyOptions {
   // Receives the generated text as it is produced (the CLI streams it to stdout); empty: quiet.
   TextSink on_text;
   GenerationObserver on_generation;
+  // `genai eval`'s settings for model_preparation (calibration) and quantization; null: the options'.
+  std::shared_ptr<const QuantizationSettings> quantization;
 };
 
-std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy();
-std::unique_ptr<QuantizationStrategy> make_quantization_strategy();
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(
+    std::shared_ptr<const QuantizationSettings> settings = nullptr);
+std::unique_ptr<QuantizationStrategy> make_quantization_strategy(
+    std::shared_ptr<const QuantizationSettings> settings = nullptr);
 std::unique_ptr<CompilationStrategy> make_compilation_strategy();
 std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {}, GenerationObserver on_generation = {});
 

@@ -106,7 +106,8 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   if (!model && (prepares || !pre_gen))
     missing.push_back(infers && !prepares ? "--pre_gen_pte DIR (the programs to run)"
                                           : "--checkpoint (a GGUF file, Hugging Face folder or llama2.c .bin)");
-  const bool needs_target = compiles || runs(pipeline::kStageQuantization) || !prepares;
+  // Quantization and its evaluation need no target (`genai eval`); programs do.
+  const bool needs_target = compiles || !prepares;
   if (needs_target && !values.has_value("soc_model"))
     missing.push_back(fmt::format("--soc_model (valid: {}; see `genai targets`)", target::valid_soc_names()));
   if (infers && !values.has_value("prompt")) missing.push_back("--prompt");

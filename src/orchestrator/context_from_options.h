@@ -23,7 +23,7 @@ struct PipelineRun {
 //  - model: --checkpoint, else --decoder_model, else --pre_gen_pte DIR;
 //  - SoC: --soc_model; when only inference runs on --pre_gen_pte's programs, the SoC their
 //    manifest records (an explicit --soc_model that differs is an InputError naming both); none
-//    when inference runs on the prepared float model (nothing quantized or compiled);
+//    when nothing is compiled (inference on the prepared float model, `genai eval`);
 //  - prompt: required when inference runs;
 //  - when compilation runs: the target checks that need no model (compile specs, a backend this
 //    build has, float-program contradictions, graph mode), before any stage loads anything.
