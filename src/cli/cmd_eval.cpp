@@ -1,8 +1,9 @@
-// `genai eval`: how much accuracy a quantization recipe costs. Quantizes the checkpoint (or reads
-// a decode_qdq.json written by the quantization stage) and compares the QDQ decode graph with the
-// float decode graph over a text: logits SQNR, per-tensor SQNR (worst first), perplexity, and
-// greedy agreement.
-#include <chrono>
+// `genai eval`: how much accuracy a quantization recipe costs. The pipeline's model_preparation and
+// quantization stages (compilation and inference skipped) with eval's own settings
+// (orchestrator/quantization_settings.h): quantizes the checkpoint (or reads a decode_qdq.json
+// written by the quantization stage) and compares the QDQ decode graph with the float decode
+// graph over a text: logits SQNR, per-tensor SQNR (worst first), perplexity, and greedy agreement.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -13,9 +14,14 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
-#include "model/model.h"
-#include "llm/quant_evaluation.h"
-#include "quant/quantize.h"
+#include "options/option_values.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/context_from_options.h"
+#include "orchestrator/genai_pipeline.h"
+#include "orchestrator/quantization_settings.h"
+#include "pipeline/engine_proxy.h"
+#include "pipeline/stage_names.h"
+#include "target/backend_type.h"
 
 namespace genai::cli {
 namespace {
@@ -63,35 +69,45 @@ int run(EvalArgs a) {
   }
   if (!a.eval_text.empty()) eo.text = read_text(a.eval_text);
 
-  LoadOptions load;
-  load.tokenizer_path = a.tokenizer_model;
-  const auto model = std::make_shared<const Model>(load_model(a.checkpoint, load));
-  std::shared_ptr<const quant::EncodingSet> encodings;
-  double quantize_seconds = 0.0;
+  // The pipeline's model_preparation and quantization stages, with eval's own settings.
+  auto settings = std::make_shared<orchestrator::QuantizationSettings>();
+  settings->eval = eo;
+  settings->write_qdq = !a.artifact.empty();
   if (!a.qdq.empty()) {
     if (!a.quant_recipe.empty() || !a.overrides.empty())
       throw_input_error("--qdq reads the recipe's encodings from the file; do not pass --quant_recipe/--quant_override");
-    encodings = std::make_shared<const quant::EncodingSet>(quant::load_encodings(a.qdq));
+    settings->encodings = std::make_shared<const quant::EncodingSet>(quant::load_encodings(a.qdq));
   } else {
     quant::QuantizeOptions qo;
     qo.mode = graph::ModelMode::kKv;
     qo.max_context_len = a.max_context_len;
-    qo.recipe = a.quant_recipe.empty()
-                    ? quant::default_recipe(model->config.name, model->config.n_layers, model->config.dim)
-                    : quant::recipe_from_spelling(a.quant_recipe);
-    for (const auto& o : a.overrides) quant::add_override(qo.recipe, o);
-    qo.calibration.context_len = a.calib_len;
+    if (!a.quant_recipe.empty()) qo.recipe = quant::recipe_from_spelling(a.quant_recipe);
+    qo.calibration.context_len = std::min(a.calib_len, a.max_context_len);
     qo.calibration.max_windows = a.calib_max_windows;
     qo.calibration.range_method = quant::range_method_from_name(a.calib_range);
     for (const auto& f : a.calib_samples) qo.calibration.sample_files.emplace_back(f);
-    const auto t0 = std::chrono::steady_clock::now();
-    const quant::QuantizedModel q = quant::quantize_model(model, qo);
-    quantize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    log::info("quantized with {} in {:.1f} s", qo.recipe.name, quantize_seconds);
-    encodings = q.encodings.at(std::string(graph::kKvForward));
-    if (!a.artifact.empty()) log::info("wrote {}", quant::write_decode_qdq(q, a.artifact).string());
+    settings->quantize = qo;
+    settings->overrides = a.overrides;
   }
-  const EvalReport r = evaluate_quantization(model, encodings, eo);
+  EvalReport r;
+  double quantize_seconds = 0.0;
+  settings->on_report = [&](const EvalReport& report, double seconds) {
+    r = report;
+    quantize_seconds = seconds;
+  };
+
+  options::OptionValues values;
+  values.set("checkpoint", a.checkpoint);
+  if (!a.tokenizer_model.empty()) values.set("tokenizer_model", a.tokenizer_model);
+  if (!a.artifact.empty()) values.set("artifact", a.artifact);
+  orchestrator::SkipPlan skip;
+  for (auto stage : {pipeline::kStageCompilation, pipeline::kStageInference}) skip.emplace(std::string(stage), "genai eval");
+  const orchestrator::PipelineRun run = orchestrator::pipeline_run_from_options(values, skip);
+  orchestrator::StrategyRegistry registry;
+  orchestrator::BuiltinStrategyOptions builtin;
+  builtin.quantization = settings;
+  orchestrator::register_builtin_strategies(registry, builtin);
+  orchestrator::GenAIPipeline::from_proxy(pipeline::EngineProxy({}, target::BackendType::kHtpBackend), registry, run.skip).invoke(run.context);
 
   if (a.json) {
     nlohmann::json j;

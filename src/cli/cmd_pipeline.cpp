@@ -15,9 +15,9 @@
 #include "options/cli_options.h"
 #include "options/summary.h"
 #include "orchestrator/builtin_strategies.h"
+#include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
 #include "orchestrator/pipeline_report.h"
-#include "orchestrator/stage_plan.h"
 #include "pipeline/engine_proxy.h"
 #include "pipeline/pipeline_context.h"
 #include "target/backend_type.h"
@@ -25,33 +25,16 @@
 namespace genai::cli {
 namespace {
 
-// The run's context: the model is the checkpoint (or the upstream model name, or the prebuilt
-// artifact dir). As upstream, a prompt is required whenever inference runs.
-pipeline::PipelineContext make_context(const options::OptionValues& values, bool inference_runs) {
-  auto b = pipeline::PipelineContext::builder();
-  if (auto checkpoint = values.get_optional_string("checkpoint")) {
-    b.with_model(*checkpoint);
-  } else if (auto model = values.get_optional_string("decoder_model")) {
-    b.with_model(*model);
-  } else if (auto dir = values.get_optional_string("pre_gen_pte")) {
-    b.with_model(*dir);
-  }
-  if (auto soc = values.get_optional_string("soc_model")) b.with_soc(*soc);
-  if (values.has_value("prompt")) b.with_prompt(values.get_list("prompt"));
-  b.prompt_optional(!inference_runs);
-  b.with_artifact_dir(values.get_string("artifact"));
-  b.with_extra_options(values);
-  return b.build();  // lists every missing field (model, SoC, prompt) at once
-}
-
 int pipeline_action(const options::OptionValues& values) {
   if (values.get_flag("verbose")) log::set_level(log::Level::kDebug);
   if (const int64_t threads = values.get_int("threads"); threads > 0) ThreadPool::set_global_threads(static_cast<int>(threads));
   backends::apply_execution_options(values);
   const bool json = values.get_flag("json");
-  const auto summary = options::resolved_summary(values);  // validates the option set
-  const orchestrator::SkipPlan skip = orchestrator::plan_skipped_stages(values);
-  const pipeline::PipelineContext context = make_context(values, !skip.contains(pipeline::kStageInference));
+  // Lists every missing option at once; with --pre_gen_pte the SoC comes from its programs.
+  const orchestrator::PipelineRun run = orchestrator::pipeline_run_from_options(values);
+  const pipeline::PipelineContext& context = run.context;
+  const orchestrator::SkipPlan& skip = run.skip;
+  const auto summary = options::resolved_summary(context.extra_options());  // validates the option set
   if (!json) {
     std::printf("%s", options::summary_text(summary).c_str());
     std::fflush(stdout);  // before the stage logs on stderr

@@ -1,26 +1,29 @@
 // `genai run`: generate text with the compiled programs of an artifact dir (-a, on this machine or
 // on a phone through adb with --device), or with the float reference forward of a checkpoint.
+// On this machine it is the pipeline's inference stage (orchestrator::pipeline_run_from_options):
+// -a DIR runs it on prebuilt programs (as --pre_gen_pte DIR), --checkpoint after model_preparation
+// on the prepared float model (quantization and compilation skipped). This file checks the run's
+// own option rules, forwards --device runs, and prints the result as it always has.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 
 #include "backends/execution_options.h"
-#include "backends/register_builtin.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
-#include "llm/compiled_session.h"
 #include "llm/generation.h"
 #include "llm/generation_report.h"
-#include "llm/graph_decoder.h"
 #include "options/cli_options.h"
 #include "options/validate.h"
-#include "llm/reference_session.h"
-#include "model/model.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/context_from_options.h"
+#include "orchestrator/genai_pipeline.h"
+#include "pipeline/engine_proxy.h"
 #include "runtime/device_runner.h"
-#include "tokenizer/factory.h"
+#include "target/backend_type.h"
 
 namespace genai::cli {
 namespace {
@@ -34,10 +37,6 @@ struct RunArgs {
   uint64_t seed = 0;
   int threads = 0;
   bool json = false;
-  // Static-graph path (the graphs a target runs), executed by the float interpreter; empty: the
-  // float reference forward.
-  std::string model_mode;
-  int64_t max_context_len = 0, prefill_ar_len = 32;
   // Compiled path (-a): the artifact dir, and where it runs (--device / --host: a phone via adb).
   std::string artifact_dir, device, host, runner_binary;
   bool skip_push = false;
@@ -83,30 +82,19 @@ struct RunArgs {
     a.threads = static_cast<int>(v.get_int("threads"));
     backends::apply_execution_options(v);
     a.json = v.get_flag("json");
+    // Bad sampling options stop the run before anything is loaded.
+    SamplerConfig{a.temperature, a.top_p, a.seed}.validate();
+    if (a.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", a.max_new_tokens);
     if (!a.artifact_dir.empty()) {
       for (const char* fixed : {"model_mode", "max_context_len", "prefill_ar_len", "checkpoint"})
         if (v.was_set(fixed)) log::warn("--{} has no effect with -a: the compiled programs fix it", fixed);
-    } else if (v.was_set("model_mode")) {
-      a.model_mode = v.get_string("model_mode");
-      a.max_context_len = options::effective_max_context_len(v);
-      a.prefill_ar_len = v.get_int("prefill_ar_len");
-    } else if (v.was_set("max_context_len") || v.was_set("prefill_ar_len")) {
+    } else if (!v.was_set("model_mode") && (v.was_set("max_context_len") || v.was_set("prefill_ar_len"))) {
+      // (With --model_mode the inference stage runs the checkpoint's static graphs of that shape.)
       throw_input_error("--max_context_len and --prefill_ar_len shape the static graphs: give --model_mode kv|hybrid too");
     }
     return a;
   }
 };
-
-GenerationOptions generation_options(const RunArgs& a) {
-  GenerationOptions options;
-  options.prompts = a.prompts;
-  options.system_prompt = a.system_prompt;
-  options.max_new_tokens = a.max_new_tokens;
-  options.sampler = SamplerConfig{a.temperature, a.top_p, a.seed};
-  options.sampler.validate();
-  if (options.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", options.max_new_tokens);
-  return options;
-}
 
 // The reply (streamed already unless --json) and the stats, the same for every runner.
 void report(const GenerationResult& result, bool json) {
@@ -117,8 +105,7 @@ void report(const GenerationResult& result, bool json) {
     const std::string out = generation_json(result, rss).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::printf("%s\n", out.c_str());
   } else {
-    std::printf("\n");
-    std::fflush(stdout);  // the reply before the stats, which go to stderr
+    std::fflush(stdout);  // the reply (ended by the stage's newline) before the stats, on stderr
     log::info("{}", format_stats(result.stats, rss));
   }
 }
@@ -129,19 +116,6 @@ TextSink stdout_sink(bool json) {
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
   };
-}
-
-// The chat format of a compiled model: the manifest's "chat_format" when compilation recorded
-// one, else what the tokenizer's own template says.
-ChatFormat compiled_chat_format(const runtime::ArtifactDir& dir, const Tokenizer& tok) {
-  auto it = dir.manifest.find("chat_format");
-  if (it != dir.manifest.end() && it->is_string()) {
-    for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2})
-      if (chat_format_name(f) == it->get<std::string>()) return f;
-    throw_input_error("{}: chat_format '{}' is not one of none, chatml, llama3, llama2",
-                      (dir.dir / "manifest.json").string(), it->get<std::string>());
-  }
-  return tok.chat_template().empty() ? ChatFormat::kNone : detect_chat_format(tok.chat_template());
 }
 
 // The same options, for the device's `genai run` (values attached with '=' so a prompt that
@@ -185,72 +159,33 @@ int run_on_device(const RunArgs& a, runtime::ArtifactDir dir) {
   return 0;
 }
 
-// Compiled programs: artifact map -> program -> session -> the same generation loop and report
-// as the float path.
-int run_compiled(const RunArgs& a) {
-  GenerationOptions options = generation_options(a);
-  const auto t0 = std::chrono::steady_clock::now();
-  runtime::ArtifactDir dir = runtime::open_artifact_dir(a.artifact_dir);
-  if (!a.device.empty()) return run_on_device(a, std::move(dir));
-  const std::filesystem::path manifest = dir.dir / "manifest.json";
-  std::filesystem::path tok_path;
-  if (!a.tokenizer_path.empty())
-    tok_path = a.tokenizer_path;
-  else if (dir.tokenizer_path)
-    tok_path = *dir.tokenizer_path;
-  else
-    throw_input_error("{}: names no tokenizer; pass --tokenizer_model", manifest.string());
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer_file(tok_path);
-  const ChatFormat chat = compiled_chat_format(dir, *tokenizer);
-
-  backends::register_builtin_backends();
-  CompiledSessionInfo info;
-  const std::unique_ptr<DecoderSession> session = make_compiled_session(dir, &info);
-  if (tokenizer->vocab_size() > session->vocab_size())
-    throw_input_error("tokenizer {} has {} tokens but the program's vocabulary (get_vocab_size) has {}: it does not "
-                      "belong to this model",
-                      tok_path.string(), tokenizer->vocab_size(), session->vocab_size());
-  // Without --max_new_tokens / --max_seq_len a turn may run to the program's own max_seq_len.
-  if (!a.budget_given && info.max_seq_len > 0) options.max_new_tokens = info.max_seq_len;
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  log::info("loaded {} (context {}, prefill AR {}, KV {}, chat format {}) in {:.0f} ms (programs {:.0f} ms)",
-            dir.dir.string(), info.max_context_len, info.prefill_ar_len, info.kv_io_dtype, chat_format_name(chat), load_ms,
-            info.load_ms);
-  GenerationResult result = generate(*session, *tokenizer, chat, options, stdout_sink(a.json));
-  result.stats.load_ms = load_ms;
-  report(result, a.json);
-  return 0;
-}
-
-int run(const RunArgs& a) {
+int run(const RunArgs& a, const options::OptionValues& given) {
   if (a.threads > 0) ThreadPool::set_global_threads(a.threads);
-  if (!a.artifact_dir.empty()) return run_compiled(a);
-  const GenerationOptions options = generation_options(a);
+  if (!a.device.empty()) return run_on_device(a, runtime::open_artifact_dir(a.artifact_dir));
 
-  const auto t0 = std::chrono::steady_clock::now();
-  LoadOptions load;
-  load.tokenizer_path = a.tokenizer_path;
-  const auto model_ptr = std::make_shared<const Model>(load_model(a.checkpoint, load));
-  const Model& model = *model_ptr;
-  if (!model.tokenizer)
-    throw_input_error("{}: no tokenizer in the checkpoint; pass --tokenizer_model or --tokenizer_bin", a.checkpoint);
-  std::unique_ptr<DecoderSession> session;
-  if (a.model_mode.empty()) {
-    session = std::make_unique<ReferenceSession>(model);
+  options::OptionValues values = given;
+  orchestrator::SkipPlan command_skips;
+  if (!a.artifact_dir.empty()) {
+    values.set("pre_gen_pte", a.artifact_dir, options::OptionSource::kCommandLine);  // -a DIR: its programs
   } else {
-    GraphSessionOptions g;
-    g.mode = graph::model_mode_from_name(a.model_mode);
-    g.max_context_len = a.max_context_len > 0 ? a.max_context_len : std::min<int64_t>(model.config.max_positions, 512);
-    g.prefill_ar_len = a.prefill_ar_len;
-    session = make_graph_session(model_ptr, g);
+    for (auto stage : {pipeline::kStageQuantization, pipeline::kStageCompilation})
+      command_skips.emplace(std::string(stage), "genai run --checkpoint: the float model");
   }
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  log::info("loaded {} ({} layers, dim {}, vocab {}, chat format {}) in {:.0f} ms", a.checkpoint, model.config.n_layers,
-            model.config.dim, model.config.vocab_size, chat_format_name(model.chat_format), load_ms);
+  const orchestrator::PipelineRun plan = orchestrator::pipeline_run_from_options(values, command_skips);
 
-  GenerationResult result = generate(*session, *model.tokenizer, model.chat_format, options, stdout_sink(a.json));
-  result.stats.load_ms = load_ms;
-  report(result, a.json);
+  std::optional<GenerationResult> generated;
+  orchestrator::StrategyRegistry registry;
+  orchestrator::BuiltinStrategyOptions builtin;
+  builtin.on_text = stdout_sink(a.json);
+  builtin.on_generation = [&generated](const GenerationResult& r) { generated = r; };
+  orchestrator::register_builtin_strategies(registry, builtin);
+  const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
+  const orchestrator::PipelineResult result =
+      orchestrator::GenAIPipeline::from_proxy(proxy, registry, plan.skip).invoke(plan.context);
+  if (!generated) throw_failure("genai run: the inference stage produced no result");
+  // Loading a checkpoint is model_preparation's work; the stats count it as load time, as always.
+  generated->stats.load_ms += 1000.0 * result.stage(pipeline::kStageModelPreparation).seconds;
+  report(*generated, a.json);
   return 0;
 }
 
@@ -264,7 +199,7 @@ const CommandRegistration kRegistration{
       auto runner = std::make_shared<std::string>();
       sub.add_option("--runner_binary", *runner,
                      "With --device: the aarch64 genai binary pushed to the phone (default: genai-aarch64 next to genai)");
-      return [values, runner] { return run(RunArgs::from(*values, *runner)); };
+      return [values, runner] { return run(RunArgs::from(*values, *runner), *values); };
     }};
 
 }  // namespace

@@ -154,9 +154,17 @@ void gguf_write_vocab(GgufWriter& w, const SpmVocab& v) {
   if (!v.chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(v.chat_template));
 }
 
+std::string gguf_pre_tokenizer_name(std::string_view pre_tokenizer) {
+  // llama.cpp knows the plain GPT-2 regex as "gpt-2" (its "default" is a different regex set) and
+  // refuses "gpt2"; the other names we use ("smollm", "llama-bpe", "llama3", "qwen2", "starcoder",
+  // "refact") are already its own.
+  if (pre_tokenizer.empty() || pre_tokenizer == "gpt2") return "gpt-2";
+  return std::string(pre_tokenizer);
+}
+
 void gguf_write_vocab(GgufWriter& w, const BpeVocab& v) {
   w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
-  w.set("tokenizer.ggml.pre", GgufValue::string(v.pre_tokenizer.empty() ? "default" : v.pre_tokenizer));
+  w.set("tokenizer.ggml.pre", GgufValue::string(gguf_pre_tokenizer_name(v.pre_tokenizer)));
   w.set("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
   if (!v.types.empty()) w.set("tokenizer.ggml.token_type", GgufValue::i32_array(from_types(v.types)));
   w.set("tokenizer.ggml.merges", GgufValue::string_array(v.merges));

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "formats/gguf_file.h"
@@ -23,5 +24,8 @@ using GgufVocab = std::variant<std::monostate, SpmVocab, BpeVocab>;
 GgufVocab gguf_read_vocab(const GgufFile& file);
 void gguf_write_vocab(GgufWriter& w, const SpmVocab& vocab);
 void gguf_write_vocab(GgufWriter& w, const BpeVocab& vocab);
+// The tokenizer.ggml.pre name llama.cpp reads for a BpeVocab::pre_tokenizer ("gpt2" -> "gpt-2"),
+// so the files we write load in llama.cpp; our reader accepts both spellings.
+std::string gguf_pre_tokenizer_name(std::string_view pre_tokenizer);
 
 }  // namespace genai

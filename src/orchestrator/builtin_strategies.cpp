@@ -7,11 +7,14 @@ namespace genai::orchestrator {
 void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrategyOptions& options) {
   backends::register_builtin_backends();
   const std::string engine(kDefaultEngine);
-  registry.add<ModelPreparationStrategy>(engine, [] { return make_model_preparation_strategy(); });
-  registry.add<QuantizationStrategy>(engine, [] { return make_quantization_strategy(); });
+  const auto settings = options.quantization;
+  registry.add<ModelPreparationStrategy>(engine, [settings] { return make_model_preparation_strategy(settings); });
+  registry.add<QuantizationStrategy>(engine, [settings] { return make_quantization_strategy(settings); });
   registry.add<CompilationStrategy>(engine, [] { return make_compilation_strategy(); });
   TextSink on_text = options.on_text;
-  registry.add<InferenceStrategy>(engine, [on_text] { return make_inference_strategy(on_text); });
+  GenerationObserver on_generation = options.on_generation;
+  registry.add<InferenceStrategy>(engine,
+                                  [on_text, on_generation] { return make_inference_strategy(on_text, on_generation); });
 }
 
 }  // namespace genai::orchestrator

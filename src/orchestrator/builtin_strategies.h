@@ -3,9 +3,12 @@
 //   quantization       quant::quantize_model (calibration, reconciliation), decode_qdq.json into the
 //                      artifact dir, logits SQNR / perplexity of the QDQ decode graph against float
 //   compilation        compile::compile_artifacts (float graphs when quantization was skipped)
-//   inference          the compiled programs on the host runtime (make_compiled_session) + generate
+//   inference          the compiled programs on the host runtime (make_compiled_session), or without
+//                      programs the prepared float model (reference forward / --model_mode graphs),
+//                      + generate
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "llm/generation.h"
@@ -15,15 +18,25 @@ namespace genai::orchestrator {
 
 inline constexpr std::string_view kDefaultEngine = "executorch";
 
+// Receives the whole generation once inference finishes (`genai run` prints it as it always has).
+using GenerationObserver = std::function<void(const GenerationResult&)>;
+
+struct QuantizationSettings;  // quantization_settings.h
+
 struct BuiltinStrategyOptions {
   // Receives the generated text as it is produced (the CLI streams it to stdout); empty: quiet.
   TextSink on_text;
+  GenerationObserver on_generation;
+  // `genai eval`'s settings for model_preparation (calibration) and quantization; null: the options'.
+  std::shared_ptr<const QuantizationSettings> quantization;
 };
 
-std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy();
-std::unique_ptr<QuantizationStrategy> make_quantization_strategy();
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(
+    std::shared_ptr<const QuantizationSettings> settings = nullptr);
+std::unique_ptr<QuantizationStrategy> make_quantization_strategy(
+    std::shared_ptr<const QuantizationSettings> settings = nullptr);
 std::unique_ptr<CompilationStrategy> make_compilation_strategy();
-std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {});
+std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {}, GenerationObserver on_generation = {});
 
 // Registers the four under kDefaultEngine and the built-in backends (compile and runtime side).
 void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrategyOptions& options = {});

@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "options/spec_from_options.h"
 #include "orchestrator/builtin_strategies.h"
+#include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
 #include "pipeline/exceptions.h"
 #include "target/soc.h"
@@ -50,12 +51,13 @@ class Compilation final : public CompilationStrategy {
     req.backend_type = input.backend_type;
     req.graphs = input.graphs;
     req.compile_specs = *input.compile_specs;
-    req.use_fp16 = o.get_flag("use_fp16");
+    // fp16 precision is an HTP compile spec; a GPU program is float by itself.
+    req.use_fp16 = o.get_flag("use_fp16") && input.backend_type == target::BackendType::kHtpBackend;
     req.shared_buffer = o.get_flag("shared_buffer") && !o.get_flag("enable_x86_64");
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
-    req.options = o.to_json();
+    req.options = recorded_options(o);
     if (input.model)
       for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());
     const compile::CompileResult r = compile::compile_artifacts(req);

@@ -91,10 +91,15 @@ PipelineResult GenAIPipeline::invoke(const PipelineContext& context) const {
 }
 
 void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& result) const {
-  const target::Chipset soc = target::resolve_soc_model(context.soc_model());
+  // A run without a target (inference on the prepared float model) has no SoC.
+  const target::Chipset soc =
+      context.soc_model().empty() ? target::Chipset::UNKNOWN_SM : target::resolve_soc_model(context.soc_model());
   const options::OptionValues& options = context.extra_options();
-  log::info("pipeline started for model '{}' on {} ({})", context.model_name(), context.soc_model(),
-            target::backend_type_name(proxy_.backend_type()));
+  if (context.soc_model().empty())
+    log::info("pipeline started for model '{}' (no target: the float model)", context.model_name());
+  else
+    log::info("pipeline started for model '{}' on {} ({})", context.model_name(), context.soc_model(),
+              target::backend_type_name(proxy_.backend_type()));
   result = PipelineResult();
   result.stages.reserve(kAllStages.size());
   auto record = [&]() -> StageRecord& { return result.stages.emplace_back(); };
@@ -148,6 +153,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.soc_model = soc;
     in.tokenizer = result.preparation.tokenizer;
     in.runtime_tokenizer_path = result.preparation.runtime_tokenizer_path;
+    in.model = result.preparation.model;  // runs when there are no programs
     in.prompt = context.prompt();
     in.inference_options = options;
     in.chat_template = result.preparation.chat_template;

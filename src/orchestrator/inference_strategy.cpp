@@ -1,6 +1,11 @@
-// inference: the text_decoder program of the artifact dir (this run's, or --pre_gen_pte's) on
-// the host runtime through make_compiled_session, driven by the generation loop with the
-// prompts, chat template and sampling options of the run.
+// inference: a decoder session driven by the generation loop with the prompts, chat format and
+// sampling options of the run. The session runs
+//   - the text_decoder program of the artifact dir (this run's, or --pre_gen_pte's / `genai run
+//     -a`'s) on the host runtime through make_compiled_session, or, when there are no programs,
+//   - the prepared float model (`genai run --checkpoint`): its reference forward, or with
+//     --model_mode the static graphs a target would run, on the float interpreter.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -8,13 +13,18 @@
 
 #include "backends/register_builtin.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "llm/compiled_session.h"
 #include "llm/generation.h"
 #include "llm/generation_report.h"
 #include "llm/generation_stats.h"
+#include "llm/graph_decoder.h"
+#include "llm/reference_session.h"
+#include "model/model.h"
+#include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
-#include "orchestrator/model_lookup.h"
+#include "orchestrator/chat_format_choice.h"
 #include "runtime/artifact_dir.h"
 #include "tokenizer/factory.h"
 
@@ -22,56 +32,112 @@ namespace genai::orchestrator {
 namespace {
 
 using namespace genai::pipeline;
+using Clock = std::chrono::steady_clock;
 
-ChatFormat chat_format_from_name(const std::string& name) {
-  for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2}) {
-    if (chat_format_name(f) == name) return f;
+// What generation runs on, with the facts the report shows.
+struct SessionSource {
+  std::unique_ptr<DecoderSession> session;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::filesystem::path tokenizer_path;  // for messages; empty when prepared
+  int64_t max_seq_len = 0;               // the program's own bound (0: none)
+  int64_t max_context_len = 0;
+  std::string kv_io_dtype;
+  std::string program;  // the program file, or the checkpoint
+  bool static_graphs = false;  // the float model's --model_mode graphs
+};
+
+// The tokenizer: the prepared one, else --tokenizer_model/--tokenizer_bin, else the artifact dir's.
+std::shared_ptr<const Tokenizer> run_tokenizer(const InferenceInputConfig& in, const runtime::ArtifactDir* dir,
+                                               std::filesystem::path& path_out) {
+  if (in.tokenizer) return in.tokenizer;
+  const options::OptionValues& o = in.inference_options;
+  std::optional<std::filesystem::path> path = in.runtime_tokenizer_path;
+  if (auto t = o.get_optional_string("tokenizer_model")) path = *t;
+  else if (auto b = o.get_optional_string("tokenizer_bin")) path = *b;
+  else if (!path && dir) path = dir->tokenizer_path;
+  if (!path)
+    throw_input_error("{}: the artifact dir carries no tokenizer; pass --tokenizer_model or --tokenizer_bin",
+                      dir ? dir->dir.string() : std::string("inference"));
+  path_out = *path;
+  return load_tokenizer_file(*path);
+}
+
+SessionSource compiled_source(const InferenceInputConfig& in) {
+  const runtime::ArtifactDir dir = runtime::open_artifact_dir(in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path());
+  SessionSource s;
+  s.tokenizer = run_tokenizer(in, &dir, s.tokenizer_path);
+  CompiledSessionInfo info;
+  s.session = make_compiled_session(dir, &info);
+  s.max_seq_len = info.max_seq_len;
+  s.max_context_len = info.max_context_len;
+  s.kv_io_dtype = info.kv_io_dtype;
+  s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
+  return s;
+}
+
+// The prepared float model: the reference forward, or with --model_mode its static graphs.
+SessionSource float_source(const InferenceInputConfig& in) {
+  const options::OptionValues& o = in.inference_options;
+  SessionSource s;
+  s.tokenizer = in.tokenizer ? in.tokenizer : in.model->tokenizer;
+  if (!s.tokenizer)
+    throw_input_error("{}: no tokenizer in the checkpoint; pass --tokenizer_model or --tokenizer_bin",
+                      in.model->checkpoint_path.string());
+  s.program = in.model->checkpoint_path.string();
+  s.kv_io_dtype = "float32";
+  if (!o.was_set("model_mode")) {
+    s.session = std::make_unique<ReferenceSession>(*in.model);
+    s.max_context_len = in.model->config.max_positions;
+    return s;
   }
-  throw_failure("unknown chat format '{}' (none, chatml, llama3, llama2)", name);
+  GraphSessionOptions g;
+  g.mode = graph::model_mode_from_name(o.get_string("model_mode"));
+  const int64_t context = options::effective_max_context_len(o);
+  g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
+  g.prefill_ar_len = o.get_int("prefill_ar_len");
+  s.session = make_graph_session(in.model, g);
+  s.max_context_len = g.max_context_len;
+  s.static_graphs = true;
+  return s;
+}
+
+// Tokens a turn may generate: --max_new_tokens, else --max_seq_len when given, else the program's
+// own max_seq_len, else the --max_seq_len default (the context end stops a turn earlier when full).
+// Static float graphs (--model_mode) without --max_seq_len stop at their context.
+int64_t turn_budget(const options::OptionValues& o, const SessionSource& s) {
+  int64_t n = o.get_int("max_seq_len");
+  if (const auto given = o.get_optional_int("max_new_tokens")) n = *given;
+  else if (!o.was_set("max_seq_len") && s.max_seq_len > 0) n = s.max_seq_len;
+  if (n < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", n);
+  if (s.static_graphs && !o.was_set("max_seq_len")) n = std::min(n, options::effective_max_context_len(o));
+  return n;
 }
 
 class Inference final : public InferenceStrategy {
  public:
-  explicit Inference(TextSink on_text) : on_text_(std::move(on_text)) {}
+  Inference(TextSink on_text, GenerationObserver on_generation)
+      : on_text_(std::move(on_text)), on_generation_(std::move(on_generation)) {}
 
   InferenceOutputConfig invoke(const PipelineContext&, const InferenceInputConfig& in, StageNotes& notes) override {
     in.check_ready();
     const options::OptionValues& o = in.inference_options;
-    const runtime::ArtifactDir dir = runtime::open_artifact_dir(in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path());
-
-    // Tokenizer: the prepared one, else --tokenizer_model/--tokenizer_bin, else the artifact dir's.
-    std::shared_ptr<const Tokenizer> tokenizer = in.tokenizer;
-    if (!tokenizer) {
-      std::optional<std::filesystem::path> path = in.runtime_tokenizer_path;
-      if (auto t = o.get_optional_string("tokenizer_model")) path = *t;
-      else if (auto b = o.get_optional_string("tokenizer_bin")) path = *b;
-      else if (!path) path = dir.tokenizer_path;
-      if (!path)
-        throw_input_error("{}: the artifact dir carries no tokenizer; pass --tokenizer_model or --tokenizer_bin",
-                          dir.dir.string());
-      tokenizer = load_tokenizer_file(*path);
-    }
-    ChatFormat chat = ChatFormat::kNone;
-    std::string chat_from = "none";
-    if (in.chat_template) {
-      chat = chat_format_from_name(*in.chat_template);
-      chat_from = "model_preparation";
-    } else if (!tokenizer->chat_template().empty()) {
-      chat = detect_chat_format(tokenizer->chat_template());
-      chat_from = "tokenizer template";
-    } else if (auto name = o.get_optional_string("decoder_model"); name && find_decoder_model(*name)) {
-      chat = find_decoder_model(*name)->chat_format;
-      chat_from = "--decoder_model";
-    }
-
-    CompiledSessionInfo info;
-    const auto session = make_compiled_session(dir, &info);
+    const auto t0 = Clock::now();
+    const bool programs = in.artifact_paths.contains(ArtifactKey::kTextDecoder);
+    SessionSource src = programs ? compiled_source(in) : float_source(in);
+    if (src.tokenizer->vocab_size() > src.session->vocab_size())
+      throw_input_error("tokenizer {} has {} tokens but the program's vocabulary (get_vocab_size) has {}: it does not "
+                        "belong to this model",
+                        src.tokenizer_path.empty() ? std::string("of the run") : src.tokenizer_path.string(),
+                        src.tokenizer->vocab_size(), src.session->vocab_size());
+    const ChatFormatChoice chat = choose_chat_format(in.chat_template, *src.tokenizer, o);
+    const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    log::info("loaded {} (context {}, KV {}, chat format {}) in {:.0f} ms", src.program, src.max_context_len,
+              src.kv_io_dtype, chat_format_name(chat.format), load_ms);
 
     GenerationOptions g;
     g.prompts = in.prompt;
     g.system_prompt = o.get_string("system_prompt");
-    // Without --max_new_tokens a turn may run to --max_seq_len; the context end stops it earlier.
-    g.max_new_tokens = o.get_optional_int("max_new_tokens").value_or(o.get_int("max_seq_len"));
+    g.max_new_tokens = turn_budget(o, src);
     g.sampler = SamplerConfig{static_cast<float>(o.get_float("temperature")), static_cast<float>(o.get_float("top_p")),
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
@@ -82,10 +148,11 @@ class Inference final : public InferenceStrategy {
       bar = std::make_unique<ProgressBar>("generating", g.max_new_tokens * static_cast<int64_t>(g.prompts.size()));
       sink = [&bar](std::string_view) { bar->advance(); };
     }
-    GenerationResult result = generate(*session, *tokenizer, chat, g, sink);
+    GenerationResult result = generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (bar) bar->finish();
     if (on_text_) on_text_("\n");  // end the streamed answer before the stage's log line
-    result.stats.load_ms = info.load_ms;
+    result.stats.load_ms = load_ms;
+    if (on_generation_) on_generation_(result);
 
     InferenceOutputConfig out;
     for (const auto& t : result.turns) out.inference_results.push_back(t.text);
@@ -101,26 +168,27 @@ class Inference final : public InferenceStrategy {
     notes["stats"] = report.at("stats");
     notes["peak_rss_mb"] = report.at("peak_rss_mb");
     notes["stop_reason"] = result.turns.empty() ? "" : std::string(stop_reason_name(result.turns.back().stop_reason));
-    notes["program"] = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
-    notes["kv_io_dtype"] = info.kv_io_dtype;
-    notes["max_context_len"] = info.max_context_len;
-    notes["chat_format"] = std::string(chat_format_name(chat));
-    notes["chat_format_from"] = chat_from;
+    notes["program"] = src.program;
+    notes["kv_io_dtype"] = src.kv_io_dtype;
+    notes["max_context_len"] = src.max_context_len;
+    notes["chat_format"] = std::string(chat_format_name(chat.format));
+    notes["chat_format_from"] = chat.from;
     notes["summary"] = fmt::format("{} + {} tokens, prefill {:.1f} tok/s, decode {:.1f} tok/s ({} KV, context {})",
                                    s.prompt_tokens, s.generated_tokens, s.prefill_tok_s(), s.decode_tok_s(),
-                                   info.kv_io_dtype, info.max_context_len);
+                                   src.kv_io_dtype, src.max_context_len);
     return out;
   }
 
  private:
   TextSink on_text_;
+  GenerationObserver on_generation_;
 };
 
 }  // namespace
 
-std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text) {
+std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text, GenerationObserver on_generation) {
   backends::register_builtin_backends();  // idempotent: the stage also works when run alone
-  return std::make_unique<Inference>(std::move(on_text));
+  return std::make_unique<Inference>(std::move(on_text), std::move(on_generation));
 }
 
 }  // namespace genai::orchestrator

@@ -11,6 +11,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/quantization_settings.h"
 #include "quant/calibration.h"
 
 namespace genai::orchestrator {
@@ -20,6 +21,8 @@ using namespace genai::pipeline;
 
 class ModelPreparation final : public ModelPreparationStrategy {
  public:
+  explicit ModelPreparation(std::shared_ptr<const QuantizationSettings> settings) : settings_(std::move(settings)) {}
+
   ModelPreparationOutputConfig invoke(const PipelineContext&, const ModelPreparationInputConfig& in,
                                       StageNotes& notes) override {
     const options::OptionValues& o = in.extra_options;
@@ -49,8 +52,10 @@ class ModelPreparation final : public ModelPreparationStrategy {
     out.tokenizer = model->tokenizer;
     if (!model->tokenizer_path.empty()) out.runtime_tokenizer_path = model->tokenizer_path;
     out.chat_template = std::string(chat_format_name(rm.chat_format));
-    if (in.need_calibration_data) {
-      const quant::CalibrationOptions co = calibration_options(o);
+    // `genai eval --qdq` gives the encodings: there is nothing to calibrate.
+    if (in.need_calibration_data && !(settings_ && settings_->encodings)) {
+      const quant::CalibrationOptions co =
+          settings_ && settings_->quantize ? settings_->quantize->calibration : calibration_options(o);
       out.calibration_data = quant::calibration_windows(*model, co);
       notes["calibration_windows"] = out.calibration_data->size();
       notes["calibration_tokens"] = co.context_len;
@@ -72,10 +77,15 @@ class ModelPreparation final : public ModelPreparationStrategy {
                                    rm.spec && !rm.named ? ", identified" : "", c.n_layers, c.dim, *out.chat_template);
     return out;
   }
+
+ private:
+  std::shared_ptr<const QuantizationSettings> settings_;
 };
 
 }  // namespace
 
-std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy() { return std::make_unique<ModelPreparation>(); }
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(std::shared_ptr<const QuantizationSettings> settings) {
+  return std::make_unique<ModelPreparation>(std::move(settings));
+}
 
 }  // namespace genai::orchestrator

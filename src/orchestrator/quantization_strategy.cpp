@@ -3,6 +3,8 @@
 // upstream saves decode_qdq.pt2), and what the recipe costs: logits SQNR and perplexity of the
 // QDQ decode graph against the float one over a short text.
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,9 +15,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "orchestrator/builtin_strategies.h"
-#include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
-#include "llm/quant_evaluation.h"
+#include "orchestrator/quantization_evaluation.h"
+#include "orchestrator/quantization_settings.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -38,46 +40,54 @@ nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : 
 
 class Quantization final : public QuantizationStrategy {
  public:
+  explicit Quantization(std::shared_ptr<const QuantizationSettings> settings) : settings_(std::move(settings)) {}
+
   QuantizationOutputConfig invoke(const PipelineContext& context, const QuantizationInputConfig& in,
                                   StageNotes& notes) override {
-    in.check_ready();
+    const QuantizationSettings* s = settings_.get();
+    // Given encodings (`genai eval --qdq`) need the model only: nothing is calibrated.
+    if (!(s && s->encodings && in.model)) in.check_ready();
     const options::OptionValues& o = in.extra_options;
-    const Model& model = *in.model;
-    quant::QuantizeOptions qo;
-    const graph::DecoderGraphOptions go = decoder_graph_options(o);
-    qo.mode = go.mode;
-    qo.max_context_len = go.max_context_len;
-    qo.prefill_ar_len = go.prefill_ar_len;
-    if (in.quant_recipe) {
-      qo.recipe = quant::recipe_from_choice(*in.quant_recipe);
+    std::shared_ptr<const quant::EncodingSet> encodings;
+    std::optional<quant::QuantizedModel> q;
+    double quantize_seconds = 0.0;
+    int64_t eval_context = kEvalContext;
+    if (s && s->encodings) {
+      encodings = s->encodings;  // `genai eval --qdq`: nothing to quantize
+      notes["encodings"] = "given";
     } else {
-      const ResolvedModel rm = resolve_model(o.get_optional_string("decoder_model").value_or(""), model.config,
-                                             model.checkpoint_path.string(), model.chat_format, "");
-      qo.recipe = quant::default_recipe(rm.recipe_name, model.config.n_layers, model.config.dim);
+      const quant::QuantizeOptions qo = quantize_options(in);
+      const auto t0 = std::chrono::steady_clock::now();
+      q = quant::quantize_model(in.model, qo);
+      quantize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      log::info("quantized with {} ({} calibration windows) in {:.1f}s", q->recipe.name, qo.windows.size(),
+                quantize_seconds);
+      encodings = q->encodings.at(std::string(graph::kKvForward));
+      eval_context = std::min<int64_t>(qo.max_context_len, kEvalContext);
+      // The QDQ file is for evaluation (`genai eval --qdq`); a run that only builds programs
+      // (--compile_only, `genai compile`) leaves exactly what a device needs in the artifact dir.
+      if (s ? s->write_qdq : !o.get_flag("compile_only")) {
+        const std::filesystem::path dir = context.artifact_dir();
+        std::filesystem::create_directories(dir);
+        notes["decode_qdq"] = quant::write_decode_qdq(*q, dir).string();
+        log::info("wrote {}", notes["decode_qdq"].get<std::string>());
+      }
+      notes["recipe"] = q->recipe.name;
+      notes["graphs"] = nlohmann::json::array();
+      for (const auto& [name, bundle] : q->bundles) notes["graphs"].push_back(std::string(graph_name_str(name)));
+      notes["calibration_seconds"] = q->calibration_seconds;
     }
-    if (qo.recipe.is_float())
-      throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
-    qo.calibration = calibration_options(o);
-    qo.windows = *in.calibration_data;
-    const quant::QuantizedModel q = quant::quantize_model(in.model, qo);
-    log::info("quantized with {} ({} calibration windows) in {:.1f}s", q.recipe.name, qo.windows.size(),
-              q.calibration_seconds);
-
-    const std::filesystem::path dir = context.artifact_dir();
-    std::filesystem::create_directories(dir);
-    const std::filesystem::path qdq = quant::write_decode_qdq(q, dir);
-
-    notes["recipe"] = q.recipe.name;
-    notes["graphs"] = nlohmann::json::array();
-    for (const auto& [name, bundle] : q.bundles) notes["graphs"].push_back(std::string(graph_name_str(name)));
-    notes["decode_qdq"] = qdq.string();
-    notes["calibration_seconds"] = q.calibration_seconds;
 
     EvalOptions eo;
-    eo.max_context_len = std::min<int64_t>(qo.max_context_len, kEvalContext);
-    eo.prompt_eval = false;
-    if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
-    const EvalReport r = evaluate_quantization(in.model, q.encodings.at(std::string(graph::kKvForward)), eo);
+    if (s && s->eval) {
+      eo = *s->eval;
+    } else {
+      eo.max_context_len = eval_context;
+      eo.prompt_eval = false;
+      if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
+    }
+    const EvalReport r = evaluate_encodings(in.model, encodings, eo);
+    if (s && s->on_report) s->on_report(r, quantize_seconds);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
                            {"sqnr_db", finite(r.sqnr_db)},
@@ -87,17 +97,45 @@ class Quantization final : public QuantizationStrategy {
                            {"seconds", r.seconds}};
     if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite(r.per_layer.front().sqnr_db)}};
     notes["eval"] = std::move(eval);
-    notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", q.recipe.name,
-                                   qo.windows.size(), r.sqnr_db);
+    notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe,
+                                   in.calibration_data ? in.calibration_data->size() : 0, r.sqnr_db);
 
     QuantizationOutputConfig out;
-    out.bundles = q.bundles;
+    if (q) out.bundles = q->bundles;
     return out;
   }
+
+ private:
+  // The settings of `genai eval`, else the option set's: graph shape, recipe, calibration.
+  quant::QuantizeOptions quantize_options(const QuantizationInputConfig& in) const {
+    const options::OptionValues& o = in.extra_options;
+    quant::QuantizeOptions qo;
+    if (settings_ && settings_->quantize) {
+      qo = *settings_->quantize;  // fp16 included: eval measures it like any recipe
+      if (qo.recipe.name.empty()) qo.recipe = default_recipe_for(*in.model, "");
+      for (const auto& spec : settings_->overrides) quant::add_override(qo.recipe, spec);
+    } else {
+      const graph::DecoderGraphOptions go = decoder_graph_options(o);
+      qo.mode = go.mode;
+      qo.max_context_len = go.max_context_len;
+      qo.prefill_ar_len = go.prefill_ar_len;
+      qo.recipe = in.quant_recipe ? quant::recipe_from_choice(*in.quant_recipe)
+                                  : default_recipe_for(*in.model, o.get_optional_string("decoder_model").value_or(""));
+      if (qo.recipe.is_float())
+        throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
+      qo.calibration = calibration_options(o);
+    }
+    qo.windows = *in.calibration_data;  // prepared with these calibration settings
+    return qo;
+  }
+
+  std::shared_ptr<const QuantizationSettings> settings_;
 };
 
 }  // namespace
 
-std::unique_ptr<QuantizationStrategy> make_quantization_strategy() { return std::make_unique<Quantization>(); }
+std::unique_ptr<QuantizationStrategy> make_quantization_strategy(std::shared_ptr<const QuantizationSettings> settings) {
+  return std::make_unique<Quantization>(std::move(settings));
+}
 
 }  // namespace genai::orchestrator

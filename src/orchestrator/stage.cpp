@@ -1,6 +1,5 @@
 #include "orchestrator/stage.h"
 
-#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -13,11 +12,6 @@ namespace genai::orchestrator::detail {
 void log_stage_start(std::string_view stage, std::string_view engine) { log::info("[{}] started ({})", stage, engine); }
 
 void log_stage_done(std::string_view stage, double seconds) { log::info("[{}] completed in {:.1f}s", stage, seconds); }
-
-void inject_fault_if_requested(std::string_view stage) {
-  const char* target = std::getenv(kFaultStageEnv);
-  if (target != nullptr && stage == target) throw_failure("fault injected by {}={}", kFaultStageEnv, target);
-}
 
 void rethrow_as_stage_error(std::string_view stage) {
   try {

@@ -1,7 +1,8 @@
 // A pipeline stage: one strategy behind the stage's name. invoke() logs the start and the
 // duration, records both for the summary, and turns any failure into a pipeline::StageError
 // whose message starts with the stage name and carries the cause (exit code kept: bad input
-// stays 2). Tests may inject a failure into a stage with GENAI_FAULT_STAGE=<stage name>.
+// stays 2). Tests make a stage fail by registering a failing strategy for it (the test seam is
+// the registry: tests/orchestrator/fault_injection.h); production code reads no switch for it.
 #pragma once
 
 #include <chrono>
@@ -24,14 +25,9 @@ struct StageRecord {
   StageNotes notes = StageNotes::object();
 };
 
-// The environment variable tests set to make a stage fail before its strategy runs.
-inline constexpr const char* kFaultStageEnv = "GENAI_FAULT_STAGE";
-
 namespace detail {
 void log_stage_start(std::string_view stage, std::string_view engine);
 void log_stage_done(std::string_view stage, double seconds);
-// Throws Failure when GENAI_FAULT_STAGE names `stage`.
-void inject_fault_if_requested(std::string_view stage);
 // Call inside a catch block: rethrows a StageError as is, anything else as a StageError of
 // `stage` caused by the current exception.
 [[noreturn]] void rethrow_as_stage_error(std::string_view stage);
@@ -59,7 +55,6 @@ class Stage {
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     try {
-      detail::inject_fault_if_requested(name());
       Output out = strategy_->invoke(context, input, r.notes);
       r.seconds = elapsed();
       detail::log_stage_done(name(), r.seconds);

@@ -92,12 +92,15 @@ struct InferenceInputConfig {
   ArtifactMap artifact_paths;
   std::shared_ptr<const Tokenizer> tokenizer;
   std::optional<std::filesystem::path> runtime_tokenizer_path;
+  // The prepared float model, run directly when there are no programs (`genai run --checkpoint`).
+  std::shared_ptr<const Model> model;
   std::vector<std::string> prompt;
   options::OptionValues inference_options;
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.
   std::optional<std::string> chat_template;
-  // Needs the text decoder artifact and a prompt: ConfigValidationError otherwise.
+  // Needs the text decoder artifact (or the prepared model) and a prompt: ConfigValidationError
+  // otherwise.
   void check_ready() const;
 };
 

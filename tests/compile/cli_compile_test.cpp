@@ -152,6 +152,31 @@ TEST(CompileCli, TwoRunsGiveIdenticalBytesWhateverTheFolder) {
   }
 }
 
+// One front door: `genai compile` is `genai pipeline --compile_only`, byte for byte, for a
+// quantized and a float program.
+TEST(CompileCli, CompileAndPipelineCompileOnlyWriteByteIdenticalArtifactDirs) {
+  testing::TempDir dir;
+  for (const std::vector<std::string>& program :
+       {std::vector<std::string>{"--quant_recipe", "16a8w"}, std::vector<std::string>{"--use_fp16"}}) {
+    SCOPED_TRACE(program[0]);
+    const std::string a = dir.file("compile" + program[0]), b = dir.file("pipeline" + program[0]);
+    std::vector<std::string> common{"--checkpoint", tiny_checkpoint(), "--soc_model", "SM8650", "--backend", "htp",
+                                    "--model_mode", "hybrid", "--max_seq_len", "64", "--prefill_ar_len", "16"};
+    common.insert(common.end(), program.begin(), program.end());
+    std::vector<std::string> compile{"compile", "-a", a};
+    compile.insert(compile.end(), common.begin(), common.end());
+    std::vector<std::string> pipeline{"pipeline", "--compile_only", "--artifact", b};
+    pipeline.insert(pipeline.end(), common.begin(), common.end());
+    const auto rc = run_genai(compile);
+    ASSERT_EQ(rc.exit_code, 0) << rc.err;
+    const auto rp = run_genai(pipeline);
+    ASSERT_EQ(rp.exit_code, 0) << rp.err;
+    ASSERT_FALSE(dir_entries(a).empty());
+    ASSERT_EQ(dir_entries(a), dir_entries(b));
+    for (const auto& name : dir_entries(a)) EXPECT_EQ(read_bytes(a + "/" + name), read_bytes(b + "/" + name)) << name;
+  }
+}
+
 TEST(CompileCli, Fp16AndGpuProgramsAreFloat) {
   testing::TempDir dir;
   for (const std::string backend : {"htp", "gpu"}) {

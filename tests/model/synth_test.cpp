@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "formats/gguf_file.h"
+#include "model/gguf_metadata.h"
 #include "model/model.h"
 #include "model/synth.h"
 #include "support/cli_runner.h"
+#include "tokenizer/factory.h"
+#include "tokenizer/synthetic_vocab.h"
 
 namespace genai {
 namespace {
@@ -44,6 +48,30 @@ TEST(Synth, CliOutputIsByteIdenticalForTheSameArguments) {
       EXPECT_EQ(read_all(a + "/config.json"), read_all(b + "/config.json"));
     }
   }
+}
+
+// llama.cpp refuses tokenizer.ggml.pre names it does not know ("unknown pre-tokenizer type"):
+// the files carry its spelling, and our reader maps that spelling back to the same splitting.
+TEST(Synth, GgufPreTokenizerIsOneLlamaCppKnowsAndReadsBackTheSame) {
+  testing::TempDir dir;
+  const std::string out = dir.file("tiny.gguf");
+  auto r = testing::run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const GgufFile f = GgufFile::open(out);
+  EXPECT_EQ(f.get_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), "gpt-2");
+  // Our names for the splittings llama.cpp also has become its names.
+  EXPECT_EQ(gguf_pre_tokenizer_name("gpt2"), "gpt-2");
+  EXPECT_EQ(gguf_pre_tokenizer_name(""), "gpt-2");
+  for (const char* same : {"default", "smollm", "llama-bpe", "llama3", "qwen2", "starcoder", "refact"})
+    EXPECT_EQ(gguf_pre_tokenizer_name(same), same);
+
+  const Model model = load_model(out);
+  ASSERT_TRUE(model.tokenizer);
+  const auto reference = make_bpe_tokenizer(make_synthetic_bpe_vocab(model.config.vocab_size, 0));
+  const std::string text = "Once upon a time, 1234 cats' tails\n  wagged: it's fine!";
+  EXPECT_EQ(model.tokenizer->encode(text, false), reference->encode(text, false));
+  EXPECT_EQ(model.tokenizer->decode(model.tokenizer->encode(text, false)), text);
 }
 
 TEST(Synth, ShapesMatchTheRealModels) {

@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "orchestrator/genai_pipeline.h"
 #include "orchestrator/pipeline_report.h"
 #include "orchestrator/stage_plan.h"
 #include "pipeline/exceptions.h"
 #include "support/cli_runner.h"
+#include "fault_injection.h"
 #include "test_strategies.h"
 
 namespace genai::orchestrator {
@@ -211,21 +214,26 @@ TEST(PipelineFlow, AFailingStageNamesItselfAndItsCauseAndKeepsEarlierArtifacts) 
   }
 }
 
-TEST(PipelineFlow, FaultInjectionByEnvironmentFailsTheNamedStage) {
-  for (auto stage : pipeline::kAllStages) {
+TEST(PipelineFlow, AnInjectedFaultFailsTheNamedStageOnly) {
+  for (size_t i = 0; i < pipeline::kAllStages.size(); ++i) {
+    const std::string_view stage = pipeline::kAllStages[i];
     SCOPED_TRACE(stage);
     TempDir dir;
     auto probe = std::make_shared<Probe>();
-    ::setenv(kFaultStageEnv, std::string(stage).c_str(), 1);
-    const auto pipe = GenAIPipeline::from_proxy(testing::htp_proxy(), test_registry(probe));
+    StrategyRegistry registry = test_registry(probe);
+    testing::inject_fault(registry, stage);
+    const auto pipe = GenAIPipeline::from_proxy(testing::htp_proxy(), registry);
     try {
       pipe.invoke(context(dir.path()));
       ADD_FAILURE() << "expected a StageError";
     } catch (const pipeline::StageError& e) {
       EXPECT_EQ(e.stage_name(), stage);
-      EXPECT_NE(std::string(e.what()).find("fault injected by GENAI_FAULT_STAGE"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()), fmt::format("[{}] stage failed (caused by Failure: fault injected into {})", stage, stage));
+      EXPECT_EQ(e.code(), ExitCode::kFailure);
     }
-    ::unsetenv(kFaultStageEnv);
+    // The stages before it ran (their markers are on disk), the failing one and later ones did not.
+    for (size_t j = 0; j < pipeline::kAllStages.size(); ++j)
+      EXPECT_EQ(fs::exists(dir.file(std::string(pipeline::kAllStages[j]) + ".done")), j < i) << pipeline::kAllStages[j];
   }
 }
 

@@ -28,13 +28,19 @@ TEST_F(CmdEval, JsonReportAndQdqFileAgree) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["recipe"], "16a8w");
-  EXPECT_GT(j["sqnr_db"].get<double>(), 0.0);
+  // Measured on this model (tiny, seed 3, 16a8w): logits SQNR 32.3 dB, perplexity 506.6 float /
+  // 506.8 quantized (a random model: about its vocabulary of 512), top-1 45 / 47, greedy 8 / 8.
+  EXPECT_GT(j["sqnr_db"].get<double>(), 28.0);
   ASSERT_FALSE(j["per_layer"].empty());
   const auto& pl = j["per_layer"];
   for (size_t i = 1; i < pl.size(); ++i) EXPECT_LE(pl[i - 1]["sqnr_db"].get<double>(), pl[i]["sqnr_db"].get<double>());
-  EXPECT_GT(j["perplexity"]["float"].get<double>(), 1.0);
-  EXPECT_GT(j["perplexity"]["quantized"].get<double>(), 1.0);
+  const double ppl_float = j["perplexity"]["float"].get<double>(), ppl_quant = j["perplexity"]["quantized"].get<double>();
+  EXPECT_GT(ppl_float, 400.0);
+  EXPECT_LT(ppl_float, 600.0);
+  EXPECT_NEAR(ppl_quant, ppl_float, 0.01 * ppl_float);
+  EXPECT_GE(j["top1_agreement"]["agreed"].get<double>(), 0.85 * j["top1_agreement"]["tokens"].get<double>());
   EXPECT_EQ(j["greedy_agreement"]["tokens"], 8);
+  EXPECT_GE(j["greedy_agreement"]["agreed"].get<int>(), 7);
   EXPECT_LE(j["greedy_agreement"]["agreed"].get<int>(), 8);
   ASSERT_TRUE(std::filesystem::exists(dir_.file("decode_qdq.json")));
   // Evaluating the written encodings gives the same numbers (calibration is deterministic).

@@ -1,0 +1,28 @@
+#include "orchestrator/chat_format_choice.h"
+
+#include "core/error.h"
+#include "orchestrator/model_lookup.h"
+
+namespace genai::orchestrator {
+namespace {
+
+ChatFormat chat_format_from_name(const std::string& name) {
+  for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2}) {
+    if (chat_format_name(f) == name) return f;
+  }
+  throw_failure("unknown chat format '{}' (none, chatml, llama3, llama2)", name);
+}
+
+}  // namespace
+
+ChatFormatChoice choose_chat_format(const std::optional<std::string>& prepared, const Tokenizer& tokenizer,
+                                    const options::OptionValues& options) {
+  if (prepared) return {chat_format_from_name(*prepared), "model_preparation"};
+  if (!tokenizer.chat_template().empty()) return {detect_chat_format(tokenizer.chat_template()), "tokenizer template"};
+  if (const auto name = options.get_optional_string("decoder_model")) {
+    if (const DecoderModelSpec* spec = find_decoder_model(*name)) return {spec->chat_format, "--decoder_model"};
+  }
+  return {};
+}
+
+}  // namespace genai::orchestrator

@@ -1,0 +1,34 @@
+// What `genai eval` asks of the built-in model_preparation and quantization strategies beyond the
+// option table: its own quantization settings (recipe with overrides, calibration windows and
+// range method, graph context), the evaluation it reports, encodings read from a decode_qdq.json
+// instead of quantizing, and whether the QDQ file is written.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orchestrator/quantization_evaluation.h"
+#include "quant/encoding_set.h"
+#include "quant/quantize.h"
+
+namespace genai::orchestrator {
+
+struct QuantizationSettings {
+  // Replaces what the options say (preparation takes its calibration windows from it). A recipe
+  // without a name stands for the model's default recipe.
+  std::optional<quant::QuantizeOptions> quantize;
+  // --quant_override REGEX=RECIPE specs, added to that recipe (the default one included).
+  std::vector<std::string> overrides;
+  // Evaluate these encodings (of kv_forward) and quantize nothing.
+  std::shared_ptr<const quant::EncodingSet> encodings;
+  // The evaluation to run; nullopt: the stage's short logits SQNR / perplexity check.
+  std::optional<EvalOptions> eval;
+  bool write_qdq = true;  // decode_qdq.json/.bin into the artifact dir
+  // Receives the evaluation and the seconds quantization took (0 with `encodings`).
+  std::function<void(const EvalReport&, double quantize_seconds)> on_report;
+};
+
+}  // namespace genai::orchestrator
