@@ -1,0 +1,29 @@
+// Numpy broadcasting strides, shared by every op that reads operands of different shapes
+// (elementwise add/mul, batched matmul) in the interpreter, the QDQ reference and the backends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace genai::kernels {
+
+// Row-major element strides of `shape` (`rank` axes) seen as a tensor of `out_rank` >= rank axes
+// under numpy broadcasting: the missing leading axes and every size-1 axis get stride 0. Writes
+// out_rank values to `strides`.
+inline void broadcast_strides(const int64_t* shape, size_t rank, size_t out_rank, int64_t* strides) {
+  for (size_t o = 0; o < out_rank - rank; ++o) strides[o] = 0;
+  int64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    strides[i + (out_rank - rank)] = shape[i] == 1 ? 0 : s;
+    s *= shape[i];
+  }
+}
+
+inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t out_rank) {
+  std::vector<int64_t> strides(out_rank, 0);
+  broadcast_strides(shape.data(), shape.size(), out_rank, strides.data());
+  return strides;
+}
+
+}  // namespace genai::kernels
