@@ -52,6 +52,7 @@ void mul(const float* a, const float* b, int64_t n, float* y) { scalar::mul(a, b
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/packed_layout.h"
+#include "kernels/requantize.h"
 
 // AVX3_DL (AVX-512 VNNI, Ice Lake / Zen 4 and later) is opt-in in Highway 1.0.3. Scalable
 // vector targets are left out: the kernels keep small arrays of vectors, which sizeless SVE/RVV
@@ -797,9 +798,7 @@ void MatmulScalarPart(const MatmulJob& job, int64_t b_offset, const RowRef* rows
       for (int64_t p = 0; p < job.K; ++p)
         acc += static_cast<int64_t>(CodeAt(job.a, job.at, rows[r].a + p) - za) *
                (CodeAt(job.b, job.bt, b_offset + p * job.N + jj) - zb);
-      const float rq = std::nearbyint(static_cast<float>(acc) * job.m);
-      const float c = std::isnan(rq) ? 0.0f : std::min(std::max(rq, lo), hi);
-      const int32_t v = static_cast<int32_t>(c) + job.ey.zero_point;
+      const int32_t v = static_cast<int32_t>(requantize(static_cast<float>(acc) * job.m, lo, hi)) + job.ey.zero_point;
       const int64_t o = rows[r].y + jj;
       if (job.yt == ActType::kU8) static_cast<uint8_t*>(job.y)[o] = static_cast<uint8_t>(v);
       else static_cast<uint16_t*>(job.y)[o] = static_cast<uint16_t>(v);

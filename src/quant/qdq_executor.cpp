@@ -5,6 +5,8 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "kernels/broadcast.h"
+#include "kernels/requantize.h"
 
 namespace genai::quant {
 
@@ -17,16 +19,13 @@ namespace {
 // Integer view of values already on encoding `e`: x / scale is within rounding of an integer,
 // and that integer is q - zero_point.
 void to_integers(const float* x, int64_t n, const Encoding& e, int32_t* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(round_half_even(x[i] / e.scale));
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(kernels::round_half_even(x[i] / e.scale));
 }
 
-// Requantization: q = clamp(rne(t * m) + zp) and its dequantized value.
-float requantize(float t, float m, const Encoding& ey) {
-  const Encoding& e = ey;
-  const float r = round_half_even(t * m);
-  const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
-  const float c = std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
-  return c * e.scale;  // == (q - zp) * scale
+// The dequantized value of the requantized t * m on ey: (q - zp) * scale.
+float requantized_value(float t, float m, const Encoding& ey) {
+  const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
+  return kernels::requantize(t * m, lo, hi) * ey.scale;
 }
 
 // Sum of a[i] * b[i] exactly: int32 partial sums over chunks small enough not to overflow
@@ -58,16 +57,7 @@ Tensor dequantized_table(const WeightEncoding& w, const Tensor& original) {
 
 std::vector<std::pair<int64_t, int64_t>> batch_offsets(const Shape& out_batch, const Shape& a, const Shape& b) {
   const size_t rank = out_batch.size();
-  auto strides = [&](const Shape& s) {
-    std::vector<int64_t> st(rank, 0);
-    int64_t m = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-      st[i + rank - s.size()] = s[i] == 1 ? 0 : m;
-      m *= s[i];
-    }
-    return st;
-  };
-  const auto sa = strides(a), sb = strides(b);
+  const auto sa = kernels::broadcast_strides(a, rank), sb = kernels::broadcast_strides(b, rank);
   std::vector<std::pair<int64_t, int64_t>> offs;
   const int64_t n = shape_numel(out_batch);
   std::vector<int64_t> idx(rank, 0);
@@ -115,7 +105,7 @@ void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEn
               t += static_cast<float>(acc) * sc[blk];
             }
             if (bias) t += b;
-            y[r * n_out + c] = requantize(t, m, ey);
+            y[r * n_out + c] = requantized_value(t, m, ey);
           }
         }
       },
@@ -263,7 +253,7 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
               for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];
             }
             float* yr = y + (bt * M + i) * N;
-            for (int64_t j = 0; j < N; ++j) yr[j] = requantize(static_cast<float>(acc[j]), m, ey);
+            for (int64_t j = 0; j < N; ++j) yr[j] = requantized_value(static_cast<float>(acc[j]), m, ey);
           }
         }
       });
