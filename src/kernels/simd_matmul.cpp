@@ -1,16 +1,8 @@
 // Vectorised matmul_q and matmul_f32 (both bit-exact with the scalar build),
 // compiled once per Highway target by hwy/foreach_target.h; HWY_DYNAMIC_DISPATCH picks the best
 // one the CPU has.
-#include "kernels/scalar_kernels.h"
-#include "kernels/simd_kernels.h"
-
-#if defined(GENAI_KERNELS_SCALAR_ONLY)
-
-namespace genai::kernels::simd {
-GENAI_KERNELS_MATMUL(GENAI_KERNEL_FORWARD_TO_SCALAR)
-}  // namespace genai::kernels::simd
-
-#else  // the Highway build
+// Without Highway (GENAI_SCALAR_ONLY) simd_target.cpp forwards every kernel to the scalar build.
+#if !defined(GENAI_KERNELS_SCALAR_ONLY)
 
 #include <algorithm>
 #include <cstring>
@@ -18,6 +10,8 @@ GENAI_KERNELS_MATMUL(GENAI_KERNEL_FORWARD_TO_SCALAR)
 
 #include "core/thread_pool.h"
 #include "kernels/requantize.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
 #include "kernels/simd_targets.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -29,11 +23,8 @@ GENAI_KERNELS_MATMUL(GENAI_KERNEL_FORWARD_TO_SCALAR)
 HWY_BEFORE_NAMESPACE();
 namespace genai::kernels::simd {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_SCALAR
-// One-lane vectors cannot hold the layouts below: this target defers to the scalar build
-// (available() reports false when it is the best one).
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the scalar build (available() is false there)
 GENAI_KERNELS_MATMUL(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
 #else
 
@@ -228,4 +219,4 @@ GENAI_KERNELS_MATMUL(GENAI_KERNEL_DISPATCH)
 }  // namespace genai::kernels::simd
 #endif  // HWY_ONCE
 
-#endif  // GENAI_KERNELS_SCALAR_ONLY
+#endif  // !GENAI_KERNELS_SCALAR_ONLY

@@ -1,20 +1,14 @@
 // Vectorised quantize, dequantize and round_to_f16 (bit-exact with the scalar build),
 // compiled once per Highway target by hwy/foreach_target.h; HWY_DYNAMIC_DISPATCH picks the best
 // one the CPU has.
-#include "kernels/scalar_kernels.h"
-#include "kernels/simd_kernels.h"
-
-#if defined(GENAI_KERNELS_SCALAR_ONLY)
-
-namespace genai::kernels::simd {
-GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_FORWARD_TO_SCALAR)
-}  // namespace genai::kernels::simd
-
-#else  // the Highway build
+// Without Highway (GENAI_SCALAR_ONLY) simd_target.cpp forwards every kernel to the scalar build.
+#if !defined(GENAI_KERNELS_SCALAR_ONLY)
 
 #include <cstring>
 
 #include "core/half.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
 #include "kernels/simd_targets.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -26,11 +20,8 @@ GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_FORWARD_TO_SCALAR)
 HWY_BEFORE_NAMESPACE();
 namespace genai::kernels::simd {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
 
-#if HWY_TARGET == HWY_SCALAR
-// One-lane vectors cannot hold the layouts below: this target defers to the scalar build
-// (available() reports false when it is the best one).
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the scalar build (available() is false there)
 GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
 #else
 
@@ -108,4 +99,4 @@ GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_DISPATCH)
 }  // namespace genai::kernels::simd
 #endif  // HWY_ONCE
 
-#endif  // GENAI_KERNELS_SCALAR_ONLY
+#endif  // !GENAI_KERNELS_SCALAR_ONLY

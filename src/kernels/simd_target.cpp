@@ -1,12 +1,17 @@
 // Which Highway target the vectorised kernels dispatch to here: one more foreach_target build,
-// over the same target list as every simd_<family>.cpp (simd_targets.h).
+// over the same target list as every simd_<family>.cpp (simd_targets.h). Without Highway
+// (GENAI_SCALAR_ONLY) it also defines every simd:: kernel as its scalar twin.
 #include "kernels/simd_kernels.h"
 
 #if defined(GENAI_KERNELS_SCALAR_ONLY)
 
+#include "kernels/scalar_kernels.h"
+
+// No Highway build: every simd:: entry point is the scalar kernel.
 namespace genai::kernels::simd {
 bool available() { return false; }
 std::string_view target_name() { return "scalar (GENAI_SCALAR_ONLY)"; }
+GENAI_KERNELS(GENAI_KERNEL_FORWARD_TO_SCALAR)
 }  // namespace genai::kernels::simd
 
 #else  // the Highway build
