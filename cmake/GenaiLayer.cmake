@@ -9,15 +9,32 @@ endfunction()
 
 # genai_layer(<name> [DEPS targets...])
 # Builds every .cpp in the calling folder into the static library genai_<name>.
-# A layer only lists the layers and libraries directly below it.
+# A layer only lists the layers and libraries directly below it: a genai_<layer> DEP that is not
+# before <name> in GENAI_LAYER_NAMES is a configure error.
 function(genai_layer name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  list(FIND GENAI_LAYER_NAMES ${name} _pos)
+  if(_pos LESS 0)
+    message(FATAL_ERROR "genai_layer(${name}): '${name}' is not in GENAI_LAYER_NAMES (top CMakeLists.txt)")
+  endif()
+  foreach(_dep ${ARG_DEPS})
+    if(_dep MATCHES "^genai_(.+)$")
+      list(FIND GENAI_LAYER_NAMES ${CMAKE_MATCH_1} _dep_pos)
+      if(_dep_pos GREATER_EQUAL _pos)
+        message(FATAL_ERROR "genai_layer(${name}): DEP ${_dep} is not below '${name}' in GENAI_LAYER_NAMES "
+                            "(${GENAI_LAYER_NAMES}); a layer depends only on layers below it")
+      endif()
+    endif()
+  endforeach()
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
   if(_srcs)
     add_library(genai_${name} STATIC ${_srcs})
     target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
     genai_precompile(genai_${name} <fmt/format.h> <nlohmann/json.hpp>)
+    # Reference numbers (model decoder, interpreter, QDQ reference, kernels, logits) must round
+    # a*b + c twice everywhere: an FMA target must not fuse in one layer and not in another.
+    target_compile_options(genai_${name} PRIVATE -ffp-contract=off)
   else()  # headers only so far
     add_library(genai_${name} INTERFACE)
     target_include_directories(genai_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)

@@ -9,28 +9,17 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "kernels/broadcast.h"
+#include "kernels/scalar_kernels.h"
 
 namespace genai::graph {
 namespace {
-
-// Row-major strides of `shape`, broadcast to `rank` (leading axes and size-1 axes get stride 0).
-std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
-  const size_t rank = out.size();
-  std::vector<int64_t> strides(rank, 0);
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    const size_t o = i + (rank - shape.size());
-    strides[o] = shape[i] == 1 ? 0 : s;
-    s *= shape[i];
-  }
-  return strides;
-}
 
 // Calls fn(out_index, a_offset, b_offset) for every element of `out` in row-major order.
 template <typename Fn>
 void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn) {
   const size_t rank = out.size();
-  const auto sa = broadcast_strides(a, out), sb = broadcast_strides(b, out);
+  const auto sa = kernels::broadcast_strides(a, rank), sb = kernels::broadcast_strides(b, rank);
   std::vector<int64_t> idx(rank, 0);
   const int64_t n = shape_numel(out);
   int64_t oa = 0, ob = 0;
@@ -73,17 +62,11 @@ Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, c
   return out;
 }
 
+// The scalar kernels are the definition of these ops' results: every program computes them so.
 Tensor run_rms_norm(const Value& result, const Tensor& x, const Tensor& w, double eps) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t d = w.numel(), rows = x.numel() / d;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = x.data<float>() + r * d;
-    float* dst = out.mutable_data<float>() + r * d;
-    double ss = 0;
-    for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(src[i]) * src[i];
-    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
-    for (int64_t i = 0; i < d; ++i) dst[i] = w.data<float>()[i] * (src[i] * inv);
-  }
+  kernels::scalar::rms_norm(x.data<float>(), rows, d, w.data<float>(), static_cast<float>(eps), out.mutable_data<float>());
   return out;
 }
 
@@ -107,14 +90,16 @@ Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const T
   return out;
 }
 
+// kernel: the scalar kernel for equal shapes; f: the same operation on one broadcast pair.
 template <typename F>
-Tensor run_binary(const Value& result, const Tensor& a, const Tensor& b, F f) {
+Tensor run_binary(const Value& result, const Tensor& a, const Tensor& b,
+                  void (*kernel)(const float*, const float*, int64_t, float*), F f) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   float* dst = out.mutable_data<float>();
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   if (a.shape() == b.shape()) {
-    for (int64_t i = 0; i < out.numel(); ++i) dst[i] = f(pa[i], pb[i]);
+    kernel(pa, pb, out.numel(), dst);
   } else {
     for_each_broadcast(result.type.shape, a.shape(), b.shape(),
                        [&](int64_t i, int64_t oa, int64_t ob) { dst[i] = f(pa[oa], pb[ob]); });
@@ -122,30 +107,27 @@ Tensor run_binary(const Value& result, const Tensor& a, const Tensor& b, F f) {
   return out;
 }
 
-Tensor run_silu(const Value& result, const Tensor& x) {
+// A fresh float32 copy of x for the in-place kernels.
+Tensor copy_of(const Value& result, const Tensor& x) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const float v = x.data<float>()[i];
-    out.mutable_data<float>()[i] = v / (1.0f + std::exp(-v));
-  }
+  if (x.numel() > 0)
+    std::memcpy(out.mutable_data<float>(), x.data<float>(), static_cast<size_t>(x.numel()) * sizeof(float));
   return out;
 }
 
+Tensor run_silu(const Value& result, const Tensor& x) {
+  Tensor out = copy_of(result, x);
+  kernels::scalar::silu(out.mutable_data<float>(), out.numel());
+  return out;
+}
+
+// cos, sin: [B, S, D], shared by the H heads of each batch entry.
 Tensor run_rope(const Value& result, const Tensor& x, const Tensor& cos, const Tensor& sin) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
-  const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3), half = D / 2;
+  const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t s = 0; s < S; ++s) {
-        const float* src = x.data<float>() + ((b * H + h) * S + s) * D;
-        const float* c = cos.data<float>() + (b * S + s) * D;
-        const float* sn = sin.data<float>() + (b * S + s) * D;
-        float* dst = out.mutable_data<float>() + ((b * H + h) * S + s) * D;
-        for (int64_t d = 0; d < D; ++d) {
-          const float rot = d < half ? -src[d + half] : src[d - half];
-          dst[d] = src[d] * c[d] + rot * sn[d];
-        }
-      }
+    kernels::scalar::rope(x.data<float>() + b * H * S * D, H, S, D, cos.data<float>() + b * S * D,
+                          sin.data<float>() + b * S * D, out.mutable_data<float>() + b * H * S * D);
   return out;
 }
 
@@ -155,44 +137,18 @@ Tensor run_matmul(const Value& result, const Tensor& a, const Tensor& b) {
   const int64_t M = a.dim(a.rank() - 2), K = a.dim(a.rank() - 1), N = b.dim(b.rank() - 1);
   const Shape batch(os.begin(), os.end() - 2);
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
-  std::vector<std::pair<int64_t, int64_t>> offsets;  // per output batch: (a batch index, b batch index)
-  for_each_broadcast(batch, a_batch, b_batch, [&](int64_t, int64_t oa, int64_t ob) { offsets.emplace_back(oa, ob); });
-  float* dst = out.mutable_data<float>();
-  ThreadPool::global().parallel_for(
-      static_cast<int64_t>(offsets.size()),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t bi = begin; bi < end; ++bi) {
-          const float* pa = a.data<float>() + offsets[bi].first * M * K;
-          const float* pb = b.data<float>() + offsets[bi].second * K * N;
-          float* po = dst + bi * M * N;
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t p = 0; p < K; ++p) {
-              const float av = pa[i * K + p];
-              const float* brow = pb + p * N;
-              float* orow = po + i * N;
-              for (int64_t j = 0; j < N; ++j) orow[j] += av * brow[j];
-            }
-        }
-      });
+  std::vector<kernels::MatmulBatch> batches;
+  for_each_broadcast(batch, a_batch, b_batch, [&](int64_t i, int64_t oa, int64_t ob) {
+    batches.push_back({oa * M * K, ob * K * N, i * M * N});
+  });
+  kernels::scalar::matmul_f32(a.data<float>(), b.data<float>(), M, K, N, batches, out.mutable_data<float>());
   return out;
 }
 
 Tensor run_softmax(const Value& result, const Tensor& x) {
-  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
-  const int64_t d = x.shape().back(), rows = x.numel() / d;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = x.data<float>() + r * d;
-    float* dst = out.mutable_data<float>() + r * d;
-    float mx = src[0];
-    for (int64_t i = 1; i < d; ++i) mx = std::max(mx, src[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < d; ++i) {
-      dst[i] = std::exp(src[i] - mx);
-      sum += dst[i];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t i = 0; i < d; ++i) dst[i] *= inv;
-  }
+  Tensor out = copy_of(result, x);
+  const int64_t d = x.shape().back();
+  kernels::scalar::softmax(out.mutable_data<float>(), x.numel() / d, d);
   return out;
 }
 
@@ -329,10 +285,10 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
         out = run_linear(r, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
         break;
       case OpKind::kAdd:
-        out = run_binary(r, *in[0], *in[1], [](float a, float b) { return a + b; });
+        out = run_binary(r, *in[0], *in[1], kernels::scalar::add, [](float a, float b) { return a + b; });
         break;
       case OpKind::kMul:
-        out = run_binary(r, *in[0], *in[1], [](float a, float b) { return a * b; });
+        out = run_binary(r, *in[0], *in[1], kernels::scalar::mul, [](float a, float b) { return a * b; });
         break;
       case OpKind::kSilu:
         out = run_silu(r, *in[0]);

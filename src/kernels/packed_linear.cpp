@@ -10,6 +10,7 @@
 #include "kernels/packed_layout.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
+#include "kernels/requantize.h"
 
 namespace genai::kernels {
 namespace {
@@ -146,9 +147,7 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
               t += static_cast<float>(acc) * sc[blk];
             }
             if (bias) t += b;
-            const float rq = std::nearbyint(t * m);
-            const float cl = std::isnan(rq) ? 0.0f : std::min(std::max(rq, lo), hi);
-            const int32_t v = static_cast<int32_t>(cl) + ey.zero_point;
+            const int32_t v = static_cast<int32_t>(requantize(t * m, lo, hi)) + ey.zero_point;
             if (yt == ActType::kU8) static_cast<uint8_t*>(y)[r * n_out + c] = static_cast<uint8_t>(v);
             else static_cast<uint16_t*>(y)[r * n_out + c] = static_cast<uint16_t>(v);
           }

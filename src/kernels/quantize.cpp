@@ -6,6 +6,7 @@
 #include "core/half.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
+#include "kernels/requantize.h"
 
 namespace genai::kernels {
 
@@ -16,9 +17,7 @@ namespace scalar {
 void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   const float lo = static_cast<float>(p.qmin - p.zero_point), hi = static_cast<float>(p.qmax - p.zero_point);
   for (int64_t i = 0; i < n; ++i) {
-    const float r = std::nearbyint(x[i] / p.scale);
-    const float c = std::isnan(r) ? 0.0f : std::clamp(r, lo, hi);
-    const int32_t v = static_cast<int32_t>(c) + p.zero_point;
+    const int32_t v = static_cast<int32_t>(requantize(x[i] / p.scale, lo, hi)) + p.zero_point;
     if (t == ActType::kU8) static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
     else static_cast<uint16_t*>(q)[i] = static_cast<uint16_t>(v);
   }

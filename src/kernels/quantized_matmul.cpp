@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
+#include "kernels/requantize.h"
 
 namespace genai::kernels {
 namespace {
@@ -37,9 +38,8 @@ void matmul_q(const void* a, ActType at, const QParams& ea, const void* b, ActTy
             acc[static_cast<size_t>(j)] += av * (code_at(b, bt, e.b_offset + p * N + j) - eb.zero_point);
         }
         for (int64_t j = 0; j < N; ++j) {
-          const float r = std::nearbyint(static_cast<float>(acc[static_cast<size_t>(j)]) * m);
-          const float c = std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
-          const int32_t v = static_cast<int32_t>(c) + ey.zero_point;
+          const int32_t v = static_cast<int32_t>(requantize(static_cast<float>(acc[static_cast<size_t>(j)]) * m, lo, hi)) +
+                            ey.zero_point;
           const int64_t o = e.y_offset + i * N + j;
           if (yt == ActType::kU8) static_cast<uint8_t*>(y)[o] = static_cast<uint8_t>(v);
           else static_cast<uint16_t*>(y)[o] = static_cast<uint16_t>(v);

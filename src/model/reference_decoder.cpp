@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "kernels/scalar_kernels.h"
 
 namespace genai {
 namespace {
@@ -61,8 +62,6 @@ void rms_norm(const float* in, int64_t n, int64_t dim, const Tensor& w, float ep
     for (int64_t i = 0; i < dim; ++i) y[i] = wd[i] * (x[i] * scale);
   }
 }
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 // The tensor `name` as float32 with exactly `shape`, or InputError naming the source and tensor.
 Tensor checked(const Weights& weights, const std::string& name, const Shape& shape) {
@@ -232,7 +231,8 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     rms_norm(x.data(), n, dim, l.post_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
     linear(xn.data(), n, dim, l.w_up, nullptr, up.data());
-    for (int64_t i = 0; i < n * c.ffn_dim; ++i) gate[i] = silu(gate[i]) * up[i];
+    kernels::scalar::silu(gate.data(), n * c.ffn_dim);  // SwiGLU: silu(gate) * up
+    kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
     linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
     for (int64_t i = 0; i < n * dim; ++i) x[i] += proj[i];
   }

@@ -6,8 +6,12 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/requantize.h"
 
 namespace genai::quant {
+
+using kernels::requantize;
+using kernels::round_half_even;
 
 std::string_view qdtype_name(QDType t) {
   switch (t) {
@@ -98,14 +102,9 @@ Encoding float16_encoding() {
   return e;
 }
 
-float round_half_even(float v) { return std::nearbyint(v); }  // default FE_TONEAREST: ties to even
-
 int64_t quantize_value(float x, const Encoding& e) {
-  const float r = round_half_even(x / e.scale);
-  // Clamp in float first so huge values never overflow the integer conversion.
   const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
-  const float c = std::isnan(r) ? 0.0f : std::clamp(r, lo, hi);
-  return static_cast<int64_t>(c) + e.zero_point;
+  return static_cast<int64_t>(requantize(x / e.scale, lo, hi)) + e.zero_point;
 }
 
 float dequantize_value(int64_t q, const Encoding& e) { return static_cast<float>(q - e.zero_point) * e.scale; }
@@ -155,7 +154,7 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
                 const float s = scale * (1.0f - 0.03f * static_cast<float>(k));
                 float err = 0.0f;
                 for (int64_t i = 0; i < width; ++i) {
-                  const float q = std::clamp(round_half_even(src[i] / s), static_cast<float>(qmin), static_cast<float>(qmax));
+                  const float q = requantize(src[i] / s, static_cast<float>(qmin), static_cast<float>(qmax));
                   const float d = q * s - src[i];
                   err += d * d;
                 }
@@ -169,7 +168,7 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
             e.scales[static_cast<size_t>(r * nb + b)] = scale;
             int16_t* dst = e.values.data() + r * cols + b * width;
             for (int64_t i = 0; i < width; ++i) {
-              const float q = std::clamp(round_half_even(src[i] / scale), static_cast<float>(qmin), static_cast<float>(qmax));
+              const float q = requantize(src[i] / scale, static_cast<float>(qmin), static_cast<float>(qmax));
               dst[i] = static_cast<int16_t>(q);
             }
           }

@@ -37,8 +37,8 @@ struct Encoding {
 Encoding asymmetric_encoding(QDType dtype, float lo, float hi);
 Encoding float16_encoding();
 
-// The rounding rule: round half to even (what IEEE nearbyint does in the default mode).
-float round_half_even(float v);
+// The rounding rule and the clamp are kernels::round_half_even and kernels::requantize
+// (kernels/requantize.h): q = requantize(x / scale, qmin - zp, qmax - zp) + zp.
 int64_t quantize_value(float x, const Encoding& e);
 float dequantize_value(int64_t q, const Encoding& e);
 // x -> dequantize(quantize(x)) (or the float16 round trip), element by element, in place.

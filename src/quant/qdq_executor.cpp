@@ -5,6 +5,9 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "kernels/broadcast.h"
+#include "kernels/requantize.h"
+#include "kernels/scalar_kernels.h"
 
 namespace genai::quant {
 
@@ -17,16 +20,18 @@ namespace {
 // Integer view of values already on encoding `e`: x / scale is within rounding of an integer,
 // and that integer is q - zero_point.
 void to_integers(const float* x, int64_t n, const Encoding& e, int32_t* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(round_half_even(x[i] / e.scale));
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(kernels::round_half_even(x[i] / e.scale));
 }
 
-// Requantization: q = clamp(rne(t * m) + zp) and its dequantized value.
-float requantize(float t, float m, const Encoding& ey) {
-  const Encoding& e = ey;
-  const float r = round_half_even(t * m);
-  const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
-  const float c = std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
-  return c * e.scale;  // == (q - zp) * scale
+// The dequantized value of the requantized t * m on ey: (q - zp) * scale.
+float requantized_value(float t, float m, const Encoding& ey) {
+  const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
+  return kernels::requantize(t * m, lo, hi) * ey.scale;
+}
+
+// The kernels' view of an activation encoding.
+kernels::QParams qparams(const Encoding& e) {
+  return {e.scale, e.zero_point, static_cast<int32_t>(e.qmin), static_cast<int32_t>(e.qmax)};
 }
 
 // Sum of a[i] * b[i] exactly: int32 partial sums over chunks small enough not to overflow
@@ -58,16 +63,7 @@ Tensor dequantized_table(const WeightEncoding& w, const Tensor& original) {
 
 std::vector<std::pair<int64_t, int64_t>> batch_offsets(const Shape& out_batch, const Shape& a, const Shape& b) {
   const size_t rank = out_batch.size();
-  auto strides = [&](const Shape& s) {
-    std::vector<int64_t> st(rank, 0);
-    int64_t m = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-      st[i + rank - s.size()] = s[i] == 1 ? 0 : m;
-      m *= s[i];
-    }
-    return st;
-  };
-  const auto sa = strides(a), sb = strides(b);
+  const auto sa = kernels::broadcast_strides(a, rank), sb = kernels::broadcast_strides(b, rank);
   std::vector<std::pair<int64_t, int64_t>> offs;
   const int64_t n = shape_numel(out_batch);
   std::vector<int64_t> idx(rank, 0);
@@ -115,7 +111,7 @@ void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEn
               t += static_cast<float>(acc) * sc[blk];
             }
             if (bias) t += b;
-            y[r * n_out + c] = requantize(t, m, ey);
+            y[r * n_out + c] = requantized_value(t, m, ey);
           }
         }
       },
@@ -244,29 +240,21 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
       const Shape& os = r.type.shape;
       const auto offs = batch_offsets(Shape(os.begin(), os.end() - 2), Shape(a.shape().begin(), a.shape().end() - 2),
                                       Shape(b.shape().begin(), b.shape().end() - 2));
-      std::vector<int32_t> ai(static_cast<size_t>(a.numel())), bi(static_cast<size_t>(b.numel()));
-      to_integers(a.data<float>(), a.numel(), ea, ai.data());
-      to_integers(b.data<float>(), b.numel(), eb, bi.data());
-      const float m = (ea.scale * eb.scale) / ey.scale;
+      // The scalar integer matmul kernel on the codes (u16 storage holds u8 codes too): exact
+      // int64 sums of (qa - zp_a) * (qb - zp_b), requantized onto ey, then dequantized.
+      const kernels::QParams qa = qparams(ea), qb = qparams(eb), qy = qparams(ey);
+      std::vector<uint16_t> ca(static_cast<size_t>(a.numel())), cb(static_cast<size_t>(b.numel()));
+      kernels::scalar::quantize(a.data<float>(), a.numel(), qa, kernels::ActType::kU16, ca.data());
+      kernels::scalar::quantize(b.data<float>(), b.numel(), qb, kernels::ActType::kU16, cb.data());
+      std::vector<kernels::MatmulBatch> batches;
+      batches.reserve(offs.size());
+      for (size_t bt = 0; bt < offs.size(); ++bt)
+        batches.push_back({offs[bt].first * M * K, offs[bt].second * K * N, static_cast<int64_t>(bt) * M * N});
       Tensor out = Tensor::zeros(DType::kF32, os);
-      float* y = out.mutable_data<float>();
-      ThreadPool::global().parallel_for(static_cast<int64_t>(offs.size()), [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> acc(static_cast<size_t>(N));
-        for (int64_t bt = begin; bt < end; ++bt) {
-          const int32_t* pa = ai.data() + offs[bt].first * M * K;
-          const int32_t* pb = bi.data() + offs[bt].second * K * N;
-          for (int64_t i = 0; i < M; ++i) {
-            std::fill(acc.begin(), acc.end(), 0);
-            for (int64_t p = 0; p < K; ++p) {
-              const int64_t av = pa[i * K + p];
-              const int32_t* brow = pb + p * N;
-              for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];
-            }
-            float* yr = y + (bt * M + i) * N;
-            for (int64_t j = 0; j < N; ++j) yr[j] = requantize(static_cast<float>(acc[j]), m, ey);
-          }
-        }
-      });
+      std::vector<uint16_t> cy(static_cast<size_t>(out.numel()));
+      kernels::scalar::matmul_q(ca.data(), kernels::ActType::kU16, qa, cb.data(), kernels::ActType::kU16, qb, M, K, N,
+                                batches, qy, kernels::ActType::kU16, cy.data());
+      kernels::scalar::dequantize(cy.data(), kernels::ActType::kU16, out.numel(), qy, out.mutable_data<float>());
       return out;
     }
     return std::nullopt;

@@ -1,0 +1,92 @@
+// Per-target helpers shared by the simd_<family>.cpp files: lane types and the vector form of
+// kernels::requantize (requantize.h) with the code stores. Included once per Highway target
+// (after hwy/highway.h), hence the toggling guard instead of #pragma once.
+#if defined(GENAI_KERNELS_SIMD_COMMON_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef GENAI_KERNELS_SIMD_COMMON_INL_H_
+#undef GENAI_KERNELS_SIMD_COMMON_INL_H_
+#else
+#define GENAI_KERNELS_SIMD_COMMON_INL_H_
+#endif
+
+#include <cstring>
+
+#include "hwy/highway.h"
+#include "kernels/quantize.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace genai::kernels::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+using DF = hn::ScalableTag<float>;
+using DI32 = hn::ScalableTag<int32_t>;
+using DI16 = hn::Repartition<int16_t, DI32>;
+using DD = hn::Repartition<double, DI32>;  // half as many lanes
+using VF = hn::Vec<DF>;
+using VI32 = hn::Vec<DI32>;
+using VI16 = hn::Vec<DI16>;
+using VD = hn::Vec<DD>;
+
+constexpr size_t kMaxLanes32 = HWY_MAX_BYTES / 4;
+
+// ---------------------------------------------------------------------------------------------
+// Requantization shared by linear_q and matmul_q: q = clamp(rne(t * m), lo, hi) + zp, NaN -> zp.
+
+struct Requant {
+  VF m, lo, hi;
+  VI32 zp;
+  Requant(DF df, DI32 di, float mult, const QParams& ey)
+      : m(hn::Set(df, mult)),
+        lo(hn::Set(df, static_cast<float>(ey.qmin - ey.zero_point))),
+        hi(hn::Set(df, static_cast<float>(ey.qmax - ey.zero_point))),
+        zp(hn::Set(di, ey.zero_point)) {}
+};
+
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RequantizeVec(D d, hn::Vec<D> t, const hn::Vec<D>& m, const hn::Vec<D>& lo,
+                                                         const hn::Vec<D>& hi, const hn::Vec<hn::RebindToSigned<D>>& zp) {
+  const hn::RebindToSigned<D> di;
+  const auto r = hn::Round(hn::Mul(t, m));
+  const auto c = hn::IfThenElseZero(hn::Eq(r, r), hn::Min(hn::Max(r, lo), hi));
+  (void)d;
+  return hn::Add(hn::ConvertTo(di, c), zp);
+}
+
+// Stores `count` (<= lanes) codes of q (int32 lanes within [0, 65535]) as u8 or u16.
+template <class DI>
+HWY_INLINE void StoreCodes(DI di, hn::Vec<DI> q, ActType t, void* y, int64_t index, size_t count) {
+  const size_t lanes = hn::Lanes(di);
+  if (t == ActType::kU16) {
+    const hn::Rebind<uint16_t, DI> du16;
+    auto v = hn::DemoteTo(du16, q);
+    uint16_t* dst = static_cast<uint16_t*>(y) + index;
+    if (count == lanes) {
+      hn::StoreU(v, du16, dst);
+    } else {
+      HWY_ALIGN uint16_t tmp[HWY_MAX_BYTES / 4];
+      hn::Store(v, du16, tmp);
+      std::memcpy(dst, tmp, count * sizeof(uint16_t));
+    }
+  } else {
+    const hn::Rebind<uint8_t, DI> du8;
+    auto v = hn::DemoteTo(du8, q);
+    uint8_t* dst = static_cast<uint8_t*>(y) + index;
+    if (count == lanes) {
+      hn::StoreU(v, du8, dst);
+    } else {
+      HWY_ALIGN uint8_t tmp[HWY_MAX_BYTES / 4];
+      hn::Store(v, du8, tmp);
+      std::memcpy(dst, tmp, count);
+    }
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace genai::kernels::simd
+HWY_AFTER_NAMESPACE();
+
+#endif  // GENAI_KERNELS_SIMD_COMMON_INL_H_

@@ -1,0 +1,102 @@
+// Vectorised quantize, dequantize and round_to_f16 (bit-exact with the scalar build),
+// compiled once per Highway target by hwy/foreach_target.h; HWY_DYNAMIC_DISPATCH picks the best
+// one the CPU has.
+// Without Highway (GENAI_SCALAR_ONLY) simd_target.cpp forwards every kernel to the scalar build.
+#if !defined(GENAI_KERNELS_SCALAR_ONLY)
+
+#include <cstring>
+
+#include "core/half.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
+#include "kernels/simd_targets.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd_quantize.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/simd_common-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace genai::kernels::simd {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the scalar build (available() is false there)
+GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
+#else
+
+// ---------------------------------------------------------------------------------------------
+// quantize / dequantize / round_to_f16
+
+void QuantizeImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  const DF df;
+  const DI32 di;
+  const VF scale = hn::Set(df, p.scale);
+  const VF lo = hn::Set(df, static_cast<float>(p.qmin - p.zero_point));
+  const VF hi = hn::Set(df, static_cast<float>(p.qmax - p.zero_point));
+  const VI32 zp = hn::Set(di, p.zero_point);
+  const VF one = hn::Set(df, 1.0f);
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    // rne(x / scale): a true division, as quant::quantize_value does.
+    StoreCodes(di, RequantizeVec(df, hn::Div(hn::LoadU(df, x + i), scale), one, lo, hi, zp), t, q, i,
+               static_cast<size_t>(L));
+  }
+  if (i < n) scalar::quantize(x + i, n - i, p, t, t == ActType::kU8 ? static_cast<void*>(static_cast<uint8_t*>(q) + i)
+                                                                     : static_cast<void*>(static_cast<uint16_t*>(q) + i));
+}
+
+void DequantizeImpl(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
+  const DF df;
+  const DI32 di;
+  const VF scale = hn::Set(df, p.scale);
+  const VI32 zp = hn::Set(di, p.zero_point);
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  if (t == ActType::kU16) {
+    const hn::Rebind<uint16_t, DI32> du16;
+    const uint16_t* src = static_cast<const uint16_t*>(q);
+    for (; i + L <= n; i += L) {
+      const VI32 v = hn::Sub(hn::PromoteTo(di, hn::LoadU(du16, src + i)), zp);
+      hn::StoreU(hn::Mul(hn::ConvertTo(df, v), scale), df, x + i);
+    }
+    if (i < n) scalar::dequantize(src + i, t, n - i, p, x + i);
+  } else {
+    const hn::Rebind<uint8_t, DI32> du8;
+    const uint8_t* src = static_cast<const uint8_t*>(q);
+    for (; i + L <= n; i += L) {
+      const VI32 v = hn::Sub(hn::PromoteTo(di, hn::LoadU(du8, src + i)), zp);
+      hn::StoreU(hn::Mul(hn::ConvertTo(df, v), scale), df, x + i);
+    }
+    if (i < n) scalar::dequantize(src + i, t, n - i, p, x + i);
+  }
+}
+
+void RoundToF16Impl(float* x, int64_t n) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // Hardware conversion (F16C / AVX-512): round to nearest even, overflow to infinity.
+  const DF df;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(hn::PromoteTo(df, hn::DemoteTo(dh, hn::LoadU(df, x + i))), df, x + i);
+  if (i < n) scalar::round_to_f16(x + i, n - i);
+#else
+  scalar::round_to_f16(x, n);
+#endif
+}
+
+#endif  // HWY_TARGET == HWY_SCALAR
+
+}  // namespace HWY_NAMESPACE
+}  // namespace genai::kernels::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace genai::kernels::simd {
+GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_DISPATCH)
+}  // namespace genai::kernels::simd
+#endif  // HWY_ONCE
+
+#endif  // !GENAI_KERNELS_SCALAR_ONLY
