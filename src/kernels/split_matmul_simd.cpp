@@ -1,5 +1,5 @@
 // The vectorised column sums of split_matmul_q. Compiled once per target by
-// hwy/foreach_target.h (the targets simd_kernels.cpp builds); HWY_DYNAMIC_DISPATCH picks the best
+// hwy/foreach_target.h (the targets of kernels/simd_targets.h); HWY_DYNAMIC_DISPATCH picks the best
 // one the CPU has. Four vectors of columns are held while the rows stream past, as a matmul
 // kernel does; codes are widened to int32 and then to double.
 #include "kernels/split_matmul_simd.h"
@@ -17,13 +17,8 @@ void accumulate_rows(const double* a, int64_t rows, const uint16_t* b, int64_t s
 
 #else  // the Highway build
 
-// The same target set as simd_kernels.cpp.
-#ifndef HWY_WANT_AVX3_DL
-#define HWY_WANT_AVX3_DL
-#endif
-#ifndef HWY_DISABLED_TARGETS
-#define HWY_DISABLED_TARGETS (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128 | HWY_RVV)
-#endif
+// The same target set as the simd_<family>.cpp files.
+#include "kernels/simd_targets.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/split_matmul_simd.cpp"

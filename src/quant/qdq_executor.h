@@ -3,7 +3,7 @@
 // / matmul ops computed as the integer program will (exact integer accumulation, requantization
 // by one float multiplier, round half to even; docs/quantization.md). A later integer kernel must
 // match it bit for bit. Its signature is the float graph's (float inputs and outputs holding
-// dequantized values), so GraphDecoderSession runs it unchanged.
+// dequantized values), so the decoder scheduler runs it unchanged (llm/graph_method_runner.h).
 #pragma once
 
 #include <functional>
