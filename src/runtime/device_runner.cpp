@@ -20,9 +20,6 @@ namespace fs = std::filesystem;
 constexpr uint16_t kElfMachineAarch64 = 183;  // EM_AARCH64
 constexpr const char* kRunnerName = "genai";  // the binary's name in the device workspace
 
-// The last `n` characters of a log, for error messages.
-std::string tail(const std::string& s, size_t n = 2000) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
-
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
@@ -155,15 +152,23 @@ DeviceRunResult run_on_device(const DeviceRunRequest& req) {
   const AdbCommands cmd(*adb, req.target);
   const std::string where = req.target.host.empty() ? std::string() : fmt::format(" on adb host {}", req.target.host);
 
-  auto run = [&](const std::vector<std::string>& argv) {
+  const DeviceTimeouts& limits = req.timeouts;
+  auto run = [&](const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
     result.commands.push_back(argv);
     log::debug("adb: {}", fmt::join(argv, " "));
-    return run_subprocess(argv);
+    return run_subprocess(argv, timeout);
+  };
+  // What went wrong with one adb call, with what it printed (escaped: it may be garbage).
+  auto failed = [](const ProcessResult& r, const std::string& log = "") {
+    const std::string text = printable_tail(log.empty() ? r.err + r.out : log);
+    return fmt::format("({}){}{}", r.describe(), text.empty() ? "" : ": ", text);
   };
 
-  const auto listed = run(cmd.devices());
-  if (listed.exit_code != 0)
-    throw_failure("`adb devices` failed{} (exit {}): {}", where, listed.exit_code, trimmed(tail(listed.err + listed.out)));
+  const auto listed = run(cmd.devices(), limits.devices);
+  if (!listed.ok()) throw_failure("adb: `adb devices`{} failed {}", where, failed(listed));
+  // adb always prints this header; output without it is not adb's and cannot be trusted.
+  if (!trimmed(listed.out).empty() && listed.out.find("List of devices attached") == std::string::npos)
+    throw_failure("adb: `adb devices`{} wrote output that is not a device list: {}", where, printable_tail(listed.out, 200));
   const auto devices = parse_adb_devices(listed.out);
   std::string known;
   const std::pair<std::string, std::string>* found = nullptr;
@@ -180,30 +185,28 @@ DeviceRunResult run_on_device(const DeviceRunRequest& req) {
 
   const std::string ws = device_workspace(req.artifacts);
   if (!req.skip_push) {
-    auto mk = run(cmd.shell({"mkdir", "-p", ws}));
-    if (mk.exit_code != 0)
-      throw_failure("--device {}: cannot create {} (exit {}): {}", req.target.serial, ws, mk.exit_code,
-                    trimmed(tail(mk.err + mk.out)));
+    auto mk = run(cmd.shell({"mkdir", "-p", ws}), limits.command);
+    if (!mk.ok()) throw_failure("--device {}: adb shell cannot create {} {}", req.target.serial, ws, failed(mk));
     std::vector<std::pair<fs::path, std::string>> pushes;
     for (const auto& f : files_to_push(req.artifacts)) pushes.emplace_back(f, ws + "/" + f.filename().string());
     for (const auto& f : req.extra_files) pushes.emplace_back(f, ws + "/" + f.filename().string());
     pushes.emplace_back(req.runner_binary, ws + "/" + kRunnerName);
     for (const auto& [local, remote] : pushes) {
-      const auto r = run(cmd.push(local, remote));
-      if (r.exit_code != 0)
-        throw_failure("--device {}: pushing {} to {} failed (exit {}): {}", req.target.serial, local.string(), remote,
-                      r.exit_code, trimmed(tail(r.err + r.out)));
+      std::error_code ec;
+      const uint64_t bytes = fs::file_size(local, ec);
+      const auto timeout = limits.push + std::chrono::milliseconds(ec ? 0 : bytes * 1000 / std::max<uint64_t>(1, limits.push_bytes_per_second));
+      const auto r = run(cmd.push(local, remote), timeout);
+      if (!r.ok())
+        throw_failure("--device {}: adb push failed pushing {} to {} {}", req.target.serial, local.string(), remote, failed(r));
     }
-    const auto ch = run(cmd.shell({"chmod", "755", ws + "/" + kRunnerName}));
-    if (ch.exit_code != 0)
-      throw_failure("--device {}: cannot make the runner executable (exit {}): {}", req.target.serial, ch.exit_code,
-                    trimmed(tail(ch.err + ch.out)));
+    const auto ch = run(cmd.shell({"chmod", "755", ws + "/" + kRunnerName}), limits.command);
+    if (!ch.ok()) throw_failure("--device {}: adb shell cannot make the runner executable {}", req.target.serial, failed(ch));
   }
 
   std::vector<std::string> remote{std::string("./") + kRunnerName, "run", "-a", "."};
   remote.insert(remote.end(), req.run_args.begin(), req.run_args.end());
   remote.push_back("--json");
-  const auto ran = run(cmd.shell(remote, ws, "> run.json 2> run.log"));
+  const auto ran = run(cmd.shell(remote, ws, "> run.json 2> run.log"), limits.run);
 
   // Results come back as files, whatever the exit status, so a failure can show the device's log.
   char tmpl[] = "/tmp/genai-device-XXXXXX";
@@ -216,22 +219,20 @@ DeviceRunResult run_on_device(const DeviceRunRequest& req) {
       fs::remove_all(dir, ec);
     }
   } cleanup{local};
-  const auto got_log = run(cmd.pull(ws + "/run.log", local / "run.log"));
-  if (got_log.exit_code == 0) result.log = read_file(local / "run.log");
-  if (ran.exit_code != 0) {
-    const std::string msg = fmt::format("--device {}: the runner failed (exit {}): {}", req.target.serial, ran.exit_code,
-                                        trimmed(tail(result.log.empty() ? ran.err + ran.out : result.log)));
-    if (ran.exit_code == 2) throw InputError(msg);
+  const auto got_log = run(cmd.pull(ws + "/run.log", local / "run.log"), limits.command);
+  if (got_log.ok()) result.log = read_file(local / "run.log");
+  if (!ran.ok()) {
+    const std::string msg = fmt::format("--device {}: adb shell running genai there: the runner failed {}", req.target.serial,
+                                        failed(ran, result.log));
+    if (ran.exit_code == 2 && ran.signal == 0 && !ran.timed_out) throw InputError(msg);
     throw Failure(msg);
   }
-  const auto got = run(cmd.pull(ws + "/run.json", local / "run.json"));
-  if (got.exit_code != 0)
-    throw_failure("--device {}: pulling {}/run.json failed (exit {}): {}", req.target.serial, ws, got.exit_code,
-                  trimmed(tail(got.err + got.out)));
+  const auto got = run(cmd.pull(ws + "/run.json", local / "run.json"), limits.command);
+  if (!got.ok()) throw_failure("--device {}: adb pull failed pulling {}/run.json {}", req.target.serial, ws, failed(got));
   try {
     result.output = nlohmann::json::parse(read_file(local / "run.json"));
   } catch (const nlohmann::json::exception& e) {
-    throw_failure("--device {}: the runner's output is not JSON: {}", req.target.serial, e.what());
+    throw_failure("--device {}: the runner's output {}/run.json is not JSON: {}", req.target.serial, ws, e.what());
   }
   if (!result.output.is_object() || !result.output.contains("stats"))
     throw_failure("--device {}: the runner's output has no stats", req.target.serial);

@@ -7,6 +7,7 @@
 // is built from single-quoted arguments.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -53,6 +54,16 @@ std::vector<std::pair<std::string, std::string>> parse_adb_devices(std::string_v
 // executable. InputError when the file is missing or not an aarch64 ELF executable.
 std::filesystem::path resolve_runner_binary(const std::filesystem::path& requested);
 
+// Deadlines of the adb calls: past one, adb and what it started are killed and the run fails
+// naming the call. A push gets `push` plus one second per `push_bytes_per_second` of the file.
+struct DeviceTimeouts {
+  std::chrono::milliseconds devices{std::chrono::seconds(30)};   // adb devices (starts the server)
+  std::chrono::milliseconds command{std::chrono::seconds(60)};   // mkdir, chmod, pull
+  std::chrono::milliseconds push{std::chrono::seconds(60)};
+  uint64_t push_bytes_per_second = 1u << 20;  // slower than any USB 2 link
+  std::chrono::milliseconds run{std::chrono::hours(1)};          // the runner on the device
+};
+
 struct DeviceRunRequest {
   DeviceTarget target;
   ArtifactDir artifacts;
@@ -61,6 +72,7 @@ struct DeviceRunRequest {
   std::vector<std::filesystem::path> extra_files;  // pushed too (e.g. a --tokenizer_model file)
   bool skip_push = false;               // --skip_push: the workspace already holds the files
   std::string path_env;                 // PATH to find adb on (the process's PATH when empty)
+  DeviceTimeouts timeouts;
 };
 
 struct DeviceRunResult {
@@ -76,7 +88,9 @@ std::string device_workspace(const ArtifactDir& artifacts);
 std::vector<std::filesystem::path> files_to_push(const ArtifactDir& artifacts);
 
 // Runs the request. Failure naming the cause when adb is not installed (install the Debian
-// package `adb`), a push or the run fails; InputError when the device is not listed.
+// package `adb`), a push or the run fails, adb dies by a signal, passes its deadline or writes
+// what adb does not write; InputError when the device is not listed or the device's genai
+// rejects its input (exit 2).
 DeviceRunResult run_on_device(const DeviceRunRequest& request);
 
 }  // namespace genai::runtime

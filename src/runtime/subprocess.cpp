@@ -2,12 +2,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -15,6 +19,13 @@ extern char** environ;
 
 namespace genai::runtime {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// After the child has exited, how long its pipes may stay open (a grandchild such as an adb
+// server inheriting them) before we stop reading.
+constexpr milliseconds kDrainAfterExit{1000};
 
 struct Pipe {
   int fd[2] = {-1, -1};
@@ -31,34 +42,116 @@ struct Pipe {
   }
 };
 
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+// Reaps the child on every path out of run_subprocess, killing its group first when it still
+// runs (an exception while reading), so no zombie and no orphan is left.
+struct Child {
+  pid_t pid = -1;
+  bool reaped = false;
+  int status = 0;
+  bool try_reap() {
+    if (reaped) return true;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) reaped = true;
+    return reaped;
+  }
+  void kill_group() {
+    kill(-pid, SIGKILL);  // its process group: grandchildren too
+    if (!reaped) kill(pid, SIGKILL);
+  }
+  void reap() {
+    while (!reaped) {
+      if (waitpid(pid, &status, 0) == pid) reaped = true;
+      else if (errno != EINTR) break;
+    }
+  }
+  ~Child() {
+    if (pid > 0 && !reaped) {
+      kill_group();
+      reap();
+    }
+  }
+};
+
 }  // namespace
 
-ProcessResult run_subprocess(const std::vector<std::string>& argv) {
+std::string ProcessResult::describe() const {
+  if (timed_out) {
+    const auto ms = timeout.count();
+    return ms % 1000 == 0 ? fmt::format("timed out after {} s (killed)", ms / 1000)
+                          : fmt::format("timed out after {:.3g} s (killed)", ms / 1000.0);
+  }
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return name ? fmt::format("killed by signal {} (SIG{})", signal, name) : fmt::format("killed by signal {}", signal);
+  }
+  return fmt::format("exit {}", exit_code);
+}
+
+ProcessResult run_subprocess(const std::vector<std::string>& argv, milliseconds timeout) {
   if (argv.empty()) throw_failure("internal: running an empty command");
   Pipe out, err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  SpawnSetup setup;
+  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&setup.actions, out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&setup.actions, err.fd[1], 2);
+  // Its own process group, so a deadline kills what it started as well; default signal
+  // dispositions and mask, whatever this process set.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setpgroup(&setup.attr, 0);
+  posix_spawnattr_setsigmask(&setup.attr, &none);
+  posix_spawnattr_setsigdefault(&setup.attr, &all);
+  posix_spawnattr_setflags(&setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw_failure("cannot run {}: {}", argv[0], std::strerror(rc));
+  Child child;
+  const int rc = posix_spawnp(&child.pid, argv[0].c_str(), &setup.actions, &setup.attr, args.data(), environ);
+  if (rc != 0) {
+    child.pid = -1;
+    throw_failure("cannot run {}: {}", argv[0], std::strerror(rc));
+  }
   out.close_end(1);
   err.close_end(1);
 
   // Both pipes drained together, so a child filling one of them never blocks.
   ProcessResult r;
+  r.timeout = timeout;
+  const auto start = Clock::now();
+  const auto deadline = timeout > milliseconds(0) ? start + timeout : Clock::time_point::max();
+  std::optional<Clock::time_point> exited_at;
   pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      r.timed_out = true;
+      child.kill_group();
+      break;
+    }
+    if (!exited_at && child.try_reap()) exited_at = now;
+    if (exited_at && now - *exited_at >= kDrainAfterExit) break;
+    // Short waits: the child's exit is noticed even while a grandchild holds the pipes open.
+    auto wait = std::chrono::duration_cast<milliseconds>(deadline - now);
+    if (wait > milliseconds(100) || deadline == Clock::time_point::max()) wait = milliseconds(100);
+    const int n_ready = poll(fds, 2, static_cast<int>(wait.count()) + 1);
+    if (n_ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -66,18 +159,54 @@ ProcessResult run_subprocess(const std::vector<std::string>& argv) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
       if (n > 0) {
-        sinks[i]->append(buf, static_cast<size_t>(n));
+        const size_t room = kMaxCapturedOutput - std::min(kMaxCapturedOutput, sinks[i]->size());
+        if (static_cast<size_t>(n) > room) r.output_truncated = true;
+        sinks[i]->append(buf, std::min(room, static_cast<size_t>(n)));
       } else if (n == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_fds;
       }
     }
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (!child.reaped && !r.timed_out) {
+    // Pipes closed; the child is exiting. Wait for it within the deadline.
+    while (!child.try_reap()) {
+      if (Clock::now() >= deadline) {
+        r.timed_out = true;
+        child.kill_group();
+        break;
+      }
+      usleep(2000);
+    }
   }
+  child.reap();
+  const int status = child.status;
+  r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
   return r;
+}
+
+std::string printable_tail(std::string_view s, size_t n) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  const bool cut = s.size() > n;
+  if (cut) s = s.substr(s.size() - n);
+  std::string out = cut ? "..." : "";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    // Valid UTF-8 sequences pass; other bytes >= 0x80 are escaped like control characters.
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    for (size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (c >= 0x80 && valid) {
+      out.append(s.substr(i, len));
+      i += len - 1;
+    } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
 }
 
 std::optional<std::filesystem::path> find_on_path(std::string_view program, std::string_view path_env) {
