@@ -1,6 +1,6 @@
 // The compilation strategy: lower every graph through the compiler adapter, group the methods by
 // artifact key, size the group's scratch, add the constant methods, then write the programs, the
-// tokenizer and finally manifest.json (the commit marker of an artifact dir).
+// tokenizer and finally manifest.json (the commit marker), all into a staged copy swapped in at once.
 #include "compile/compiler.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "compile/constant_methods.h"
 #include "compile/runtime_tokenizer.h"
 #include "compile/source_checksum.h"
+#include "core/atomic_dir.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -199,33 +200,42 @@ CompileResult compile_artifacts(const CompileRequest& request) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 
-  // Writing. manifest.json goes last and is removed first, so a dir whose programs are from an
-  // interrupted run never carries a manifest naming them.
+  // Writing. Everything goes to a staged copy of the dir, manifest.json last, and one swap makes
+  // it the dir's content: a kill at any moment leaves the previous complete set or the new one
+  // (core/atomic_dir.h; with no previous set, files are written in place and the manifest, the
+  // commit marker, comes last).
   std::error_code ec;
   if (fs::exists(request.artifact_dir, ec) && !fs::is_directory(request.artifact_dir, ec)) {
     throw_input_error("-a/--artifact {}: exists and is not a folder", request.artifact_dir.string());
   }
   fs::create_directories(request.artifact_dir, ec);
   if (ec) throw_input_error("-a/--artifact {}: cannot create the folder: {}", request.artifact_dir.string(), ec.message());
-  remove_stale_temp_files(request.artifact_dir);
-  result.manifest_path = request.artifact_dir / kManifestFileName;
-  fs::remove(result.manifest_path, ec);
+  DirectoryReplacement replacement(request.artifact_dir, std::string(kManifestFileName));
+  const fs::path& stage = replacement.staging();
+  // While writing, the result names the staged files (what the manifest describes); after the
+  // swap, the dir's.
+  const pipeline::ArtifactMap final_paths = result.artifacts;
+  for (auto& [key, path] : result.artifacts) path = stage / path.filename();
   for (const auto& [key, group] : groups) {
     const auto start = std::chrono::steady_clock::now();
     const pte::ProgramLayout layout = pte::write_program(result.artifacts.at(key), group.program);
-    log::info("wrote {} ({} bytes, {} methods, {} named data, {:.2f} s)", result.artifacts.at(key).string(),
+    log::info("wrote {} ({} bytes, {} methods, {} named data, {:.2f} s)", final_paths.at(key).string(),
               layout.file_size, group.program.methods.size(), group.program.named_data.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::optional<RuntimeTokenizer> tokenizer;
   if (request.tokenizer_path) {
     const auto start = std::chrono::steady_clock::now();
-    tokenizer = write_runtime_tokenizer(*request.tokenizer_path, request.artifact_dir);
+    tokenizer = write_runtime_tokenizer(*request.tokenizer_path, stage);
     log::debug("tokenizer {}: {:.2f} s", tokenizer->file_name,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.manifest_path = stage / kManifestFileName;
   write_file_atomic(result.manifest_path, manifest_json(request, result, tokenizer, sha).dump(2) + "\n");
+  replacement.commit();
+  result.artifacts = final_paths;
+  result.manifest_path = request.artifact_dir / kManifestFileName;
   return result;
 }
 
