@@ -226,5 +226,32 @@ TEST(ChildProcess, GarbageFromAdbOrTheRunnerIsAFailure) {
   expect_no_children();
 }
 
+// The command as a user runs it: `genai run -a DIR --device S` whose adb dies mid-push ends with
+// exit 1 and the message on stderr.
+TEST(ChildProcess, ADyingAdbMakesGenaiRunExit1) {
+  testing::TempDir tmp;
+  const std::string ckpt = tmp.file("tiny.gguf"), art = tmp.file("art"), bin = tmp.file("bin");
+  ASSERT_EQ(testing::run_genai({"synth", "--shape", "tiny", "--seed", "3", "--out", ckpt}).exit_code, 0);
+  const auto c = testing::run_genai({"compile", "--checkpoint", ckpt, "--soc_model", "SM8650", "--model_mode", "kv",
+                                     "--max_seq_len", "32", "--quant_recipe", "16a8w", "-a", art});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::string elf(64, '\0');
+  elf.replace(0, 4, "\x7f" "ELF");
+  elf[4] = 2;
+  elf[5] = 1;
+  elf[18] = static_cast<char>(183);
+  write_file(tmp.file("genai-arm64"), elf);
+  fs::create_directories(bin);
+  write_file(bin + "/adb",
+             "#!/bin/sh\nwhile [ \"$1\" = -H ] || [ \"$1\" = -s ]; do shift 2; done\n"
+             "case \"$1\" in devices) printf 'List of devices attached\\nR58M123\\tdevice\\n';; push) kill -9 $$;; esac\n",
+             true);
+  const auto r = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", GENAI_EXE, "run", "-a", art, "--prompt",
+                                       "hi", "--device", "R58M123", "--runner_binary", tmp.file("genai-arm64")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("adb push failed pushing " + art + "/text_decoder.pte"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace genai
