@@ -87,9 +87,8 @@ std::vector<std::string> mismatched_named_data(const pte::Program& program) {
 
 // Checks the file's bytes against what manifest.json records, in one parallel pass; on a
 // mismatch, finds the blob to name.
-void check_against_manifest(const std::filesystem::path& path, const FileChecksum& expected) {
-  const std::string file = path.string();
-  const auto mapped = MappedFile::open(path);
+void check_against_manifest(const std::shared_ptr<const MappedFile>& mapped, const std::string& file,
+                            const FileChecksum& expected) {
   if (mapped->size() != expected.size)
     throw_input_error("{}: is {} bytes, but its artifact dir's manifest.json records {} (truncated or replaced)", file,
                       mapped->size(), expected.size);
@@ -119,8 +118,10 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     inst->file_bytes_ = ec ? 0 : static_cast<uint64_t>(size);
   }
   const bool verify = load_verification();
-  if (verify && expected) check_against_manifest(path, *expected);  // covers every byte of the file
-  auto loaded = pte::read_program(path);  // mmaps and verifies; InputError naming the file
+  // One mapping for the check and the program, so the pages the hash faulted in serve the weights.
+  const auto mapped = MappedFile::open(path);  // InputError naming the file
+  if (verify && expected) check_against_manifest(mapped, path.string(), *expected);  // every byte of the file
+  auto loaded = pte::read_program_bytes(mapped->bytes(), path.string(), mapped);  // InputError naming the file
   inst->program_ = std::make_shared<const pte::Program>(std::move(loaded.program));
   const pte::Program& program = *inst->program_;
   if (verify && !expected) {
