@@ -19,6 +19,7 @@
 #include "orchestrator/genai_pipeline.h"
 #include "orchestrator/pipeline_report.h"
 #include "pipeline/engine_proxy.h"
+#include "runtime/load_verification.h"
 #include "pipeline/pipeline_context.h"
 #include "target/backend_type.h"
 
@@ -29,6 +30,7 @@ int pipeline_action(const options::OptionValues& values) {
   if (values.get_flag("verbose")) log::set_level(log::Level::kDebug);
   if (const int64_t threads = values.get_int("threads"); threads > 0) ThreadPool::set_global_threads(static_cast<int>(threads));
   backends::apply_execution_options(values);
+  runtime::set_load_verification(!values.get_flag("no_verify"));
   const bool json = values.get_flag("json");
   // Lists every missing option at once; with --pre_gen_pte the SoC comes from its programs.
   const orchestrator::PipelineRun run = orchestrator::pipeline_run_from_options(values);

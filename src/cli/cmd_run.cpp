@@ -22,6 +22,7 @@
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
 #include "pipeline/engine_proxy.h"
+#include "runtime/load_verification.h"
 #include "runtime/device_runner.h"
 #include "target/backend_type.h"
 
@@ -81,6 +82,7 @@ struct RunArgs {
     a.seed = static_cast<uint64_t>(a.seed_given.value_or(0));
     a.threads = static_cast<int>(v.get_int("threads"));
     backends::apply_execution_options(v);
+    runtime::set_load_verification(!v.get_flag("no_verify"));
     a.json = v.get_flag("json");
     // Bad sampling options stop the run before anything is loaded.
     SamplerConfig{a.temperature, a.top_p, a.seed}.validate();

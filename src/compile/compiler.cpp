@@ -13,6 +13,7 @@
 #include "compile/source_checksum.h"
 #include "core/atomic_dir.h"
 #include "core/atomic_file.h"
+#include "core/chunked_sha256.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "pte/program_writer.h"
@@ -75,6 +76,16 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   m["planned_bytes"] = result.planned_bytes;
   m["lower_bound_bytes"] = result.lower_bound_bytes;
   if (request.params > 0) m["params"] = request.params;
+  // Size and digest of every file named above, read back from the dir: the runtime refuses a
+  // truncated, swapped or corrupted file instead of running it (runtime/artifact_dir.h).
+  nlohmann::json checksums = nlohmann::json::object();
+  auto record = [&](const std::filesystem::path& file) {
+    checksums[file.filename().string()] = {{"size", std::filesystem::file_size(file)},
+                                           {"chunked_sha256", chunked_sha256_file_hex(file)}};
+  };
+  for (const auto& [key, path] : result.artifacts) record(path);
+  if (tokenizer) record(request.artifact_dir / tokenizer->file_name);
+  m["checksums"] = checksums;
   return m;
 }
 

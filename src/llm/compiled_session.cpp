@@ -12,7 +12,7 @@ std::unique_ptr<DecoderSession> make_compiled_session(const runtime::ArtifactDir
   auto it = artifacts.artifacts.find(pipeline::ArtifactKey::kTextDecoder);
   if (it == artifacts.artifacts.end())
     throw_input_error("{}: the manifest names no text_decoder artifact", (artifacts.dir / "manifest.json").string());
-  auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(it->second));
+  auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(it->second, artifacts.checksum_of(it->second)));
   const runtime::ProgramInstance& program = runner->program();  // owned by the session from here on
   auto session = std::make_unique<DecoderScheduler>(std::move(runner));
   if (info) {

@@ -207,6 +207,9 @@ std::vector<OptionSpec> make_table() {
                         "block size")));
   t.push_back(ours(note(opt("json", T::kFlag, false, "Print one JSON object on stdout", ALL), "machine-readable output")));
   t.push_back(ours(note(opt("threads", T::kInt, int64_t{0}, "Worker threads (0 = all cores)", ALL), "thread pool size")));
+  t.push_back(ours(note(opt("no_verify", T::kFlag, false,
+                            "Skip checking compiled programs and the tokenizer against their recorded checksums at load", P | R),
+                        "load-time verification")));
   t.push_back(ours(note(opt("top_p", T::kFloat, 0.9, "Nucleus sampling probability mass", P | R), "sampling")));
   t.push_back(ours(note(opt("max_new_tokens", T::kInt, None, "Stop after this many generated tokens (default: up to max_seq_len)", P | R),
                         "generation limit")));

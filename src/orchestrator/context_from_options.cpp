@@ -131,7 +131,8 @@ nlohmann::json recorded_options(const OptionValues& values) {
   nlohmann::json j = values.to_json();
   // Presentation and run-time switches do not change what is compiled (--backend_fuse_kv does,
   // so it stays).
-  for (const char* key : {"json", "verbose", "threads", "compile_only", "artifact", "scalar_kernels", "backend_profile"})
+  for (const char* key : {"json", "verbose", "threads", "compile_only", "artifact", "scalar_kernels", "backend_profile",
+                          "no_verify"})
     j.erase(key);
   return j;
 }

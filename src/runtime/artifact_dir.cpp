@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/chunked_sha256.h"
 #include "core/error.h"
 
 namespace genai::runtime {
@@ -36,7 +37,47 @@ std::string optional_string(const nlohmann::json& m, const fs::path& manifest, c
   return it->get<std::string>();
 }
 
+std::map<std::string, FileChecksum> read_checksums(const nlohmann::json& m, const fs::path& manifest) {
+  std::map<std::string, FileChecksum> out;
+  auto it = m.find("checksums");
+  if (it == m.end() || it->is_null()) return out;
+  if (!it->is_object())
+    throw_input_error("{}: 'checksums' must be an object of file name -> {{\"size\", \"chunked_sha256\"}}", manifest.string());
+  for (const auto& [name, entry] : it->items()) {
+    auto size = entry.is_object() ? entry.find("size") : entry.end();
+    auto digest = entry.is_object() ? entry.find("chunked_sha256") : entry.end();
+    if (!entry.is_object() || size == entry.end() || !size->is_number_unsigned() || digest == entry.end() ||
+        !digest->is_string() || digest->get<std::string>().size() != 64)
+      throw_input_error("{}: checksums.{} must be {{\"size\": bytes, \"chunked_sha256\": 64 hex digits}}",
+                        manifest.string(), name);
+    out[name] = FileChecksum{size->get<uint64_t>(), digest->get<std::string>()};
+  }
+  return out;
+}
+
+// A file the manifest names must be the one compilation wrote: its size (cheap, catches
+// truncation and most swaps), and its digest when asked.
+void check_file(const ArtifactDir& a, const fs::path& manifest, const fs::path& file, bool digest) {
+  if (a.checksums.empty() || !load_verification()) return;  // an older manifest records none
+  const FileChecksum* want = a.checksum_of(file);
+  if (!want) throw_input_error("{}: 'checksums' has no entry for {}", manifest.string(), file.filename().string());
+  std::error_code ec;
+  const uint64_t size = fs::file_size(file, ec);
+  if (ec || size != want->size)
+    throw_input_error("{}: is {} bytes, but {} records {} (truncated or replaced; recompile with `genai compile`)",
+                      file.string(), ec ? 0 : size, manifest.string(), want->size);
+  if (digest && chunked_sha256_file_hex(file) != want->chunked_sha256)
+    throw_input_error("{}: its content does not match the checksum {} records (corrupted or replaced; recompile "
+                      "with `genai compile`, or pass --no_verify to skip the check)",
+                      file.string(), manifest.string());
+}
+
 }  // namespace
+
+const FileChecksum* ArtifactDir::checksum_of(const fs::path& file) const {
+  auto it = checksums.find(file.filename().string());
+  return it == checksums.end() ? nullptr : &it->second;
+}
 
 ArtifactDir open_artifact_dir(const fs::path& dir_in) {
   std::error_code ec;
@@ -79,6 +120,9 @@ ArtifactDir open_artifact_dir(const fs::path& dir_in) {
   if (auto t = m.find("tokenizer"); t != m.end() && !t->is_null()) a.tokenizer_path = file_in_dir(a.dir, manifest, "tokenizer", *t);
   a.soc_model = optional_string(m, manifest, "soc_model");
   a.backend = optional_string(m, manifest, "backend");
+  a.checksums = read_checksums(m, manifest);
+  for (const auto& [key, path] : a.artifacts) check_file(a, manifest, path, false);
+  if (a.tokenizer_path) check_file(a, manifest, *a.tokenizer_path, true);
   return a;
 }
 

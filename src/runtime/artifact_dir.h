@@ -4,12 +4,14 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "pipeline/artifact_keys.h"
+#include "runtime/load_verification.h"
 
 namespace genai::runtime {
 
@@ -19,6 +21,10 @@ struct ArtifactDir {
   pipeline::ArtifactMap artifacts;  // key -> absolute path
   std::optional<std::filesystem::path> tokenizer_path;
   std::string soc_model, backend;
+  std::map<std::string, FileChecksum> checksums;  // by file name; empty for an older manifest
+
+  // What the manifest records about `file` (a path in this dir), or null.
+  const FileChecksum* checksum_of(const std::filesystem::path& file) const;
 };
 
 ArtifactDir open_artifact_dir(const std::filesystem::path& dir);

@@ -10,7 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "core/chunked_sha256.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
+#include "core/sha256.h"
+#include "core/thread_pool.h"
 #include "pte/program_reader.h"
 #include "pte/scalar_type.h"
 
@@ -47,9 +51,64 @@ void check_signature(const std::string& label, std::string_view what, const pte:
   }
 }
 
+// The content hash a named-data key carries: compilation names a blob "<name>.<tag>.<first 16
+// hex digits of its SHA-256>" (backends/lower/lower_graph.cpp); empty for a key without one.
+std::string_view key_hash(std::string_view key) {
+  const size_t dot = key.rfind('.');
+  if (dot == std::string_view::npos || key.size() - dot - 1 != 16) return {};
+  const std::string_view h = key.substr(dot + 1);
+  for (char c : h)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return {};
+  return h;
+}
+
+// The named-data blobs whose bytes do not match their key's hash, in key order; the blobs are
+// hashed in parallel (one task each: a blob is one SHA-256 stream).
+std::vector<std::string> mismatched_named_data(const pte::Program& program) {
+  std::vector<char> bad(program.named_data.size(), 0);
+  ThreadPool::global().parallel_for(static_cast<int64_t>(program.named_data.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const pte::NamedData& d = program.named_data[static_cast<size_t>(i)];
+      const std::string_view want = key_hash(d.key);
+      if (!want.empty() && sha256_hex(d.data.bytes()).compare(0, want.size(), want) != 0) bad[static_cast<size_t>(i)] = 1;
+    }
+  });
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < bad.size(); ++i)
+    if (bad[i]) keys.push_back(program.named_data[i].key);
+  return keys;
+}
+
+[[noreturn]] void throw_named_data_mismatch(const std::string& file, const std::vector<std::string>& keys) {
+  throw_input_error("{}: named data {} does not match the content hash in its key{} (the file is corrupted; "
+                    "recompile with `genai compile`, or pass --no_verify to skip the check)",
+                    file, keys.front(), keys.size() > 1 ? fmt::format(" (and {} more blobs)", keys.size() - 1) : "");
+}
+
+// Checks the file's bytes against what manifest.json records, in one parallel pass; on a
+// mismatch, finds the blob to name.
+void check_against_manifest(const std::shared_ptr<const MappedFile>& mapped, const std::string& file,
+                            const FileChecksum& expected) {
+  if (mapped->size() != expected.size)
+    throw_input_error("{}: is {} bytes, but its artifact dir's manifest.json records {} (truncated or replaced)", file,
+                      mapped->size(), expected.size);
+  if (chunked_sha256_hex(mapped->bytes()) == expected.chunked_sha256) return;
+  std::string where = "outside its named data (the program's methods or delegate payloads)";
+  std::vector<std::string> keys;
+  try {
+    keys = mismatched_named_data(pte::read_program_bytes(mapped->bytes(), file, mapped).program);
+  } catch (const InputError& e) {
+    where = fmt::format("and it does not read as a program: {}", e.what());
+  }
+  if (!keys.empty()) throw_named_data_mismatch(file, keys);
+  throw_input_error("{}: its content does not match the checksum its artifact dir's manifest.json records, {} "
+                    "(corrupted or replaced; recompile with `genai compile`, or pass --no_verify to skip the check)",
+                    file, where);
+}
+
 }  // namespace
 
-std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::path& path) {
+std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::path& path, const FileChecksum* expected) {
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<ProgramInstance> inst(new ProgramInstance());
   inst->path_ = path;
@@ -58,9 +117,17 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     const auto size = std::filesystem::file_size(path, ec);
     inst->file_bytes_ = ec ? 0 : static_cast<uint64_t>(size);
   }
-  auto loaded = pte::read_program(path);  // mmaps and verifies; InputError naming the file
+  const bool verify = load_verification();
+  // One mapping for the check and the program, so the pages the hash faulted in serve the weights.
+  const auto mapped = MappedFile::open(path);  // InputError naming the file
+  if (verify && expected) check_against_manifest(mapped, path.string(), *expected);  // every byte of the file
+  auto loaded = pte::read_program_bytes(mapped->bytes(), path.string(), mapped);  // InputError naming the file
   inst->program_ = std::make_shared<const pte::Program>(std::move(loaded.program));
   const pte::Program& program = *inst->program_;
+  if (verify && !expected) {
+    const auto keys = mismatched_named_data(program);
+    if (!keys.empty()) throw_named_data_mismatch(path.string(), keys);
+  }
 
   // Key -> bytes once, so backends resolve their weights without scanning the list.
   auto index = std::make_shared<std::unordered_map<std::string_view, std::span<const uint8_t>>>();

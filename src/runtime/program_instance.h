@@ -1,7 +1,10 @@
 // A loaded .pte ready to execute: the file is memory-mapped (weights and payloads used in place),
 // every delegated method is initialised through the backend registry, constant methods are
 // readable by name, and one scratch arena (the largest any method needs) is shared by the
-// methods, which never run concurrently.
+// methods, which never run concurrently. With load verification on (runtime/load_verification.h)
+// the content is checked first: against `expected` (what manifest.json records) when given, else
+// every named-data blob against the content hash its key carries; a mismatch is InputError
+// naming the file and, where it can be found, the blob.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 
 #include "pte/program.h"
 #include "runtime/backend_executor.h"
+#include "runtime/load_verification.h"
 
 namespace genai::runtime {
 
@@ -23,7 +27,8 @@ class ProgramInstance {
  public:
   // InputError naming the file for a malformed program, and naming the delegate id when no
   // registered backend handles one of its delegates.
-  static std::unique_ptr<ProgramInstance> load(const std::filesystem::path& path);
+  static std::unique_ptr<ProgramInstance> load(const std::filesystem::path& path,
+                                               const FileChecksum* expected = nullptr);
 
   const std::filesystem::path& path() const { return path_; }
   double load_ms() const { return load_ms_; }

@@ -203,7 +203,10 @@ TEST_F(CompiledEndToEnd, ATokenizerOfAnotherVocabularyIsExitCode2) {
   copy_dir(art(), bad);
   // A tokenizer with more tokens than the program's vocabulary of 512.
   write_tokenizer_json(make_synthetic_bpe_vocab(1000, 1), bad + "/tokenizer.json");
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"tokenizer.json", "1000", "512", "get_vocab_size"});
+  // Not the tokenizer compilation wrote: manifest.json's checksum says so first ...
+  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"tokenizer.json", "manifest.json"});
+  // ... and without that check, the vocabulary check does.
+  expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"}, {"tokenizer.json", "1000", "512", "get_vocab_size"});
   // The same through --tokenizer_model on the good dir.
   expect_exit2({"run", "-a", art(), "--prompt", "x", "--tokenizer_model", bad + "/tokenizer.json"}, {"1000"});
 }
@@ -217,7 +220,8 @@ TEST_F(CompiledEndToEnd, AProgramForAnotherBackendNamesItsDelegate) {
     for (auto& d : m.delegates) d.id = "QnnBackend";
   fs::remove(bad + "/text_decoder.pte");
   pte::write_program(bad + "/text_decoder.pte", p);
-  expect_exit2({"run", "-a", bad, "--prompt", "x"},
+  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte", "manifest.json"});  // not the file compiled
+  expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"},
                {"delegate 'QnnBackend'", "no registered backend handles it (registered: ", "GenaiHtpBackend"});
 }
 

@@ -1,0 +1,21 @@
+// Whether loading checks content: every named-data blob against the content hash in its key, and
+// every program and tokenizer of an artifact dir against the size and digest manifest.json
+// records. On by default; --no_verify turns it off for the process (load-time-critical use), as
+// --threads sizes the one thread pool.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace genai::runtime {
+
+void set_load_verification(bool on);
+bool load_verification();
+
+// What manifest.json records about one file of an artifact dir.
+struct FileChecksum {
+  uint64_t size = 0;
+  std::string chunked_sha256;  // core/chunked_sha256.h
+};
+
+}  // namespace genai::runtime

@@ -1,0 +1,209 @@
+// Verifying what we load (issue 21): manifest.json records the size and digest of every file it
+// names; `genai run -a` refuses a truncated, swapped or corrupted program or tokenizer with exit 2
+// naming it, and --no_verify skips the checks. The sweep flips single bits in a compiled
+// text_decoder.pte of a tiny synthetic model: every copy is exit 2, and with --no_verify no copy
+// crashes. The long sweep ("Long" in the name: ctest label long) runs 400 copies.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/register_builtin.h"
+#include "core/chunked_sha256.h"
+#include "core/error.h"
+#include "core/random.h"
+#include "pte/program_reader.h"
+#include "runtime/load_verification.h"
+#include "runtime/program_instance.h"
+#include "support/cli_runner.h"
+
+namespace genai {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_genai;
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void copy_dir(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(from))
+    fs::copy_file(e.path(), fs::path(to) / e.path().filename(), fs::copy_options::overwrite_existing);
+}
+
+std::vector<std::string> compile_args(const std::string& checkpoint, const std::string& dir) {
+  return {"compile", "--checkpoint", checkpoint, "-a", dir, "--soc_model", "SM8650", "--quant_recipe", "16a8w",
+          "--max_seq_len", "64", "--prefill_ar_len", "16", "--threads", "2"};
+}
+
+std::vector<std::string> run_args(const std::string& dir) {
+  return {"run", "-a", dir, "--prompt", "Hi", "--temperature", "0", "--max_new_tokens", "3", "--threads", "1"};
+}
+
+class LoadVerification : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir;
+    for (const char* seed : {"3", "4"}) {
+      const std::string ckpt = dir_->file(std::string("tiny") + seed + ".gguf");
+      auto r = run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", seed, "--out", ckpt});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      r = run_genai(compile_args(ckpt, dir_->file(std::string("art") + seed)));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void TearDown() override { runtime::set_load_verification(true); }
+  static std::string art() { return dir_->file("art3"); }
+  static std::string other_art() { return dir_->file("art4"); }  // another model, same shape
+  static testing::TempDir* dir_;
+};
+testing::TempDir* LoadVerification::dir_ = nullptr;
+
+void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words) {
+  const auto r = run_genai(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
+}
+
+TEST_F(LoadVerification, ManifestRecordsSizeAndDigestOfEveryFileItNames) {
+  const auto m = nlohmann::json::parse(read_bytes(art() + "/manifest.json"));
+  ASSERT_TRUE(m.contains("checksums"));
+  for (const std::string name : {"text_decoder.pte", "tokenizer.json"}) {
+    const auto& c = m["checksums"][name];
+    EXPECT_EQ(c["size"].get<uint64_t>(), fs::file_size(art() + "/" + name)) << name;
+    EXPECT_EQ(c["chunked_sha256"].get<std::string>(), chunked_sha256_file_hex(art() + "/" + name)) << name;
+  }
+  EXPECT_EQ(m["checksums"].size(), 2u);
+}
+
+TEST_F(LoadVerification, ChunkedDigestIsTheSha256OfTheChunkDigests) {
+  std::vector<uint8_t> bytes(kChunkedSha256ChunkBytes * 2 + 5);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  const std::string d = chunked_sha256_hex(bytes);
+  EXPECT_EQ(d.size(), 64u);
+  EXPECT_EQ(chunked_sha256_hex(bytes), d);  // whatever the thread split
+  bytes.back() ^= 1;
+  EXPECT_NE(chunked_sha256_hex(bytes), d);
+}
+
+TEST_F(LoadVerification, TruncatedProgramIsExitCode2NamingIt) {
+  testing::TempDir tmp;
+  const std::string bad = tmp.file("bad");
+  copy_dir(art(), bad);
+  fs::resize_file(bad + "/text_decoder.pte", fs::file_size(bad + "/text_decoder.pte") - 1);
+  expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json", "truncated"});
+}
+
+TEST_F(LoadVerification, SwappedProgramOrTokenizerIsExitCode2NamingIt) {
+  testing::TempDir tmp;
+  const std::string bad = tmp.file("bad");
+  copy_dir(art(), bad);
+  fs::copy_file(other_art() + "/text_decoder.pte", bad + "/text_decoder.pte", fs::copy_options::overwrite_existing);
+  expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json"});
+  // --no_verify skips the check: the other model's program runs.
+  auto args = run_args(bad);
+  args.push_back("--no_verify");
+  const auto r = run_genai(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  copy_dir(art(), bad);
+  std::ofstream(bad + "/tokenizer.json", std::ios::app) << " ";
+  expect_exit2(run_args(bad), {"tokenizer.json", "manifest.json"});
+}
+
+TEST_F(LoadVerification, NoVerifyRunsTheSameTokens) {
+  auto args = run_args(art());
+  args.push_back("--json");
+  const auto a = run_genai(args);
+  args.push_back("--no_verify");
+  const auto b = run_genai(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["tokens"], nlohmann::json::parse(b.out)["tokens"]);
+}
+
+TEST_F(LoadVerification, BenchReportsLoadTimeBothWays) {
+  const auto r = run_genai({"bench", "-a", art(), "--pp", "8", "--tg", "4", "--reps", "1", "--threads", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["load_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["load_ms_no_verify"].get<double>(), 0.0);
+}
+
+// A bare .pte (no manifest): each named-data blob is checked against the hash its key carries.
+TEST_F(LoadVerification, ACorruptedBlobOfABareProgramNamesTheBlob) {
+  backends::register_builtin_backends();
+  testing::TempDir tmp;
+  const std::string pte = tmp.file("p.pte");
+  auto bytes = read_bytes(art() + "/text_decoder.pte");
+  const auto loaded = pte::read_program_bytes(bytes, "p.pte");
+  ASSERT_FALSE(loaded.program.named_data.empty());
+  const pte::NamedData& blob = loaded.program.named_data.back();
+  const std::string key = blob.key;
+  const size_t offset = static_cast<size_t>(blob.data.data() - bytes.data()) + blob.data.size() / 2;
+  bytes[offset] ^= 0x10;
+  write_bytes(pte, bytes);
+  try {
+    runtime::ProgramInstance::load(pte);
+    ADD_FAILURE() << "loaded a corrupted program";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("p.pte"), std::string::npos) << e.what();
+  }
+  runtime::set_load_verification(false);
+  EXPECT_NO_THROW(runtime::ProgramInstance::load(pte));
+  // The same copy in an artifact dir: the manifest's digest catches it and names the blob too.
+  const std::string bad = tmp.file("bad");
+  copy_dir(art(), bad);
+  write_bytes(bad + "/text_decoder.pte", bytes);
+  expect_exit2(run_args(bad), {"text_decoder.pte", key});
+}
+
+// Single bit flips at seeded random offsets of text_decoder.pte: exit 2 naming the file every
+// time; with --no_verify (every `no_verify_every`-th copy) no crash: exit 0, 1 or 2.
+void bit_flip_sweep(const std::string& art, int copies, int no_verify_every) {
+  const auto original = read_bytes(art + "/text_decoder.pte");
+  testing::TempDir tmp;
+  const std::string bad = tmp.file("bad");
+  copy_dir(art, bad);
+  Xoshiro256 rng(21);
+  int ran_with_no_verify = 0;
+  for (int i = 0; i < copies; ++i) {
+    auto bytes = original;
+    const size_t offset = static_cast<size_t>(rng.next() % bytes.size());
+    bytes[offset] ^= static_cast<uint8_t>(1u << (rng.next() % 8));
+    write_bytes(bad + "/text_decoder.pte", bytes);
+    const auto r = run_genai(run_args(bad));
+    EXPECT_EQ(r.exit_code, 2) << "bit flip at byte " << offset << ": " << r.err;
+    EXPECT_NE(r.err.find("text_decoder.pte"), std::string::npos) << r.err;
+    if (no_verify_every > 0 && i % no_verify_every == 0) {
+      auto args = run_args(bad);
+      args.push_back("--no_verify");
+      const auto n = run_genai(args);
+      EXPECT_TRUE(n.exit_code == 0 || n.exit_code == 1 || n.exit_code == 2)
+          << "bit flip at byte " << offset << " with --no_verify: exit " << n.exit_code << ": " << n.err;
+      ++ran_with_no_verify;
+    }
+  }
+  std::printf("[ info ] %d corrupted copies, %d also run with --no_verify\n", copies, ran_with_no_verify);
+}
+
+TEST_F(LoadVerification, EveryBitFlippedProgramIsExitCode2) { bit_flip_sweep(art(), 40, 4); }
+
+TEST_F(LoadVerification, LongEveryBitFlippedProgramIsExitCode2) { bit_flip_sweep(art(), 400, 2); }
+
+}  // namespace
+}  // namespace genai
