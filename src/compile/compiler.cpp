@@ -84,7 +84,8 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
                                            {"chunked_sha256", chunked_sha256_file_hex(file)}};
   };
   for (const auto& [key, path] : result.artifacts) record(path);
-  if (tokenizer) record(request.artifact_dir / tokenizer->file_name);
+  // Beside the manifest: the staged dir while a replacement is written (core/atomic_dir.h).
+  if (tokenizer) record(result.manifest_path.parent_path() / tokenizer->file_name);
   m["checksums"] = checksums;
   return m;
 }
