@@ -7,6 +7,8 @@
 // Malformed input must end in InputError; anything else is a finding.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <span>
@@ -117,7 +119,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       decode_raw(input);
     else
       decode_program(input);
-  } catch (const genai::InputError&) {
+  } catch (const genai::InputError& e) {
+    // GENAI_FUZZ_VERBOSE=1 shows why an input is rejected (to check that the seeds decode).
+    static const bool verbose = std::getenv("GENAI_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "rejected: %s\n", e.what());
   }
   return 0;
 }
