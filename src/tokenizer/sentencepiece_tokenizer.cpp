@@ -2,8 +2,10 @@
 
 #include <sentencepiece_processor.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "tokenizer/factory.h"
@@ -22,11 +24,71 @@ std::string read_all(const std::filesystem::path& path) {
   return ss.str();
 }
 
+// Protobuf wire-format helpers for the pre-check below; false on malformed input.
+bool read_varint(std::string_view b, size_t& pos, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64 && pos < b.size(); shift += 7) {
+    const auto c = static_cast<uint8_t>(b[pos++]);
+    v |= static_cast<uint64_t>(c & 0x7f) << shift;
+    if (!(c & 0x80)) return true;
+  }
+  return false;
+}
+
+// Visits every field of a message: fn(field number, wire type, length-delimited bytes). False when
+// the message is not well-formed wire format (groups included: ModelProto has none).
+template <typename Fn>
+bool for_each_field(std::string_view b, Fn&& fn) {
+  size_t pos = 0;
+  while (pos < b.size()) {
+    uint64_t tag = 0, v = 0;
+    if (!read_varint(b, pos, tag)) return false;
+    const uint32_t wire = tag & 7;
+    std::string_view bytes;
+    if (wire == 0) {
+      if (!read_varint(b, pos, v)) return false;
+    } else if (wire == 1 || wire == 5) {
+      const size_t n = wire == 1 ? 8 : 4;
+      if (b.size() - pos < n) return false;
+      pos += n;
+    } else if (wire == 2) {
+      if (!read_varint(b, pos, v) || v > b.size() - pos) return false;
+      bytes = b.substr(pos, v);
+      pos += v;
+    } else {
+      return false;
+    }
+    fn(tag >> 3, wire, bytes);
+  }
+  return true;
+}
+
+// libsentencepiece builds its piece trie with darts-clone, which takes NUL-terminated keys and
+// throws on an empty one; a user-defined piece starting with a NUL byte is such a key, and the
+// exception ends the process (found by fuzz/sentencepiece_fuzz.cpp). Real models have no NUL
+// bytes or empty pieces; reject them here, naming the piece index. Input that is not well-formed
+// wire format is left to libsentencepiece's own parser, which rejects it cleanly.
+void check_pieces(std::string_view model, const std::string& origin) {
+  size_t index = 0;
+  for_each_field(model, [&](uint64_t field, uint32_t wire, std::string_view piece_msg) {
+    if (field != 1 || wire != 2) return;  // ModelProto.pieces = 1
+    std::string_view piece;
+    for_each_field(piece_msg, [&](uint64_t f, uint32_t w, std::string_view bytes) {
+      if (f == 1 && w == 2) piece = bytes;  // SentencePiece.piece = 1 (last one wins)
+    });
+    if (piece.empty() || piece.find('\0') != std::string_view::npos)
+      throw_input_error("{}: not a valid sentencepiece model: piece {} {}", origin, index,
+                        piece.empty() ? "is empty" : "holds a NUL byte");
+    ++index;
+  });
+}
+
 }  // namespace
 
 SentencePieceTokenizer::SentencePieceTokenizer(const std::filesystem::path& path)
     : origin_(path.string()), sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
   const std::string bytes = read_all(path);
+  check_pieces(bytes, origin_);
   const auto status = sp_->LoadFromSerializedProto(bytes);
   if (!status.ok()) throw_input_error("{}: not a valid sentencepiece model: {}", origin_, status.ToString());
   if (sp_->GetPieceSize() <= 0) throw_input_error("{}: the sentencepiece model has no pieces", origin_);

@@ -326,5 +326,42 @@ TEST(TokenizerLongInput, OneMegabyteRoundTripsThroughBothAlgorithms) {
   EXPECT_EQ(spm->decode(spm->encode(text, false, false)), text);
 }
 
+// A sentencepiece model with a user-defined piece starting with a NUL byte made libsentencepiece's
+// trie builder throw through its loader and end the process (found by fuzz_sentencepiece); such a
+// piece, any NUL byte in a piece and an empty piece are an InputError naming the file and piece.
+TEST(SentencePieceModel, EmptyOrNulPieceIsInputError) {
+  testing::TempDir dir;
+  // ModelProto { pieces { piece: "<unk>" type: UNKNOWN } pieces { piece: <first> score: -0.5
+  // type: <first_type> } pieces { piece: "a" score: -1 } } (unigram by default).
+  auto model = [](std::string_view first, std::string_view first_type = "") {
+    auto piece = [](std::string_view text, char score_byte, std::string_view type) {
+      std::string m;
+      m += '\x0a';
+      m += static_cast<char>(text.size());
+      m += text;
+      m += std::string("\x15\x00\x00", 3) + score_byte + '\xbf';  // float score
+      m += type;
+      return std::string("\x0a") + static_cast<char>(m.size()) + m;
+    };
+    return piece("<unk>", '\x00', "\x18\x02") + piece(first, '\x00', first_type) + piece("a", '\x80', "");
+  };
+  const std::string empty = dir.file("empty.model"), nul = dir.file("nul.model");
+  const std::string nul_user = dir.file("nul_user.model");
+  write_bytes(empty, model(""));
+  write_bytes(nul, model(std::string_view("b\0c", 3)));
+  write_bytes(nul_user, model(std::string_view("\0", 1), "\x18\x04"));  // USER_DEFINED: the crash
+  const std::string e = message_of([&] { (void)load_sentencepiece_model(empty); });
+  EXPECT_NE(e.find("empty.model"), std::string::npos) << e;
+  EXPECT_NE(e.find("piece 1 is empty"), std::string::npos) << e;
+  const std::string n = message_of([&] { (void)load_sentencepiece_model(nul); });
+  EXPECT_NE(n.find("piece 1 holds a NUL byte"), std::string::npos) << n;
+  const std::string u = message_of([&] { (void)load_sentencepiece_model(nul_user); });
+  EXPECT_NE(u.find("piece 1 holds a NUL byte"), std::string::npos) << u;
+  // The same model with a real first piece still loads.
+  const std::string ok = dir.file("ok.model");
+  write_bytes(ok, model("b"));
+  EXPECT_EQ(load_sentencepiece_model(ok)->vocab_size(), 3);
+}
+
 }  // namespace
 }  // namespace genai
