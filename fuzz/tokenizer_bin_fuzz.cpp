@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "fuzz/fuzz_files.h"
+#include "fuzz/fuzz_tokenizer.h"
 #include "tokenizer/factory.h"
 #include "tokenizer/tokenizer_bin.h"
 
@@ -15,14 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   genai::fuzz::write_file(path, std::span<const uint8_t>(data, size));
   try {
     auto tok = genai::make_spm_tokenizer(genai::read_tokenizer_bin(path));
-    const auto ids = tok->encode(genai::fuzz::kProbeText, true);
-    (void)tok->decode(ids);
-    int32_t prev = -1;
-    for (int32_t id : ids) {
-      (void)tok->token_bytes(prev, id);
-      prev = id;
-    }
-    (void)tok->stop_ids();
+    genai::fuzz::exercise_tokenizer(*tok, "</s>");
   } catch (const genai::InputError&) {
   }
   return 0;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "fuzz/fuzz_files.h"
+#include "fuzz/fuzz_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer_json.h"
 
@@ -24,15 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     genai::fuzz::write_file(dir / "tokenizer_config.json", input.substr(nul + 1));
   try {
     auto tok = genai::load_tokenizer_json(dir / "tokenizer.json");
-    const auto ids = tok->encode(genai::fuzz::kProbeText, true);
-    (void)tok->decode(ids);
-    int32_t prev = -1;
-    for (int32_t id : ids) {
-      (void)tok->token_bytes(prev, id);
-      prev = id;
-    }
-    (void)tok->stop_ids();
-    (void)tok->special_id("<|im_end|>");
+    genai::fuzz::exercise_tokenizer(*tok, "<|im_end|>");
     (void)genai::detect_chat_format(tok->chat_template());
     (void)genai::chat_default_system_prompt(tok->chat_template());
   } catch (const genai::InputError&) {
