@@ -262,23 +262,6 @@ TEST(CompileCli, SlowDefaultModelPlansWithinTenPercentOfTheLowerBound) {
               j["stage_seconds"]["quantize"].get<double>(), j["stage_seconds"]["compile"].get<double>());
 }
 
-// Spawns `genai args...` with stdout/stderr to /dev/null; returns the pid.
-pid_t spawn_genai(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_s{GENAI_EXE};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, GENAI_EXE, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
 bool has_program_temp_file(const fs::path& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -298,7 +281,7 @@ TEST(CompileCli, KillWhileWritingLeavesNoPartialProgramAndTheNextRunCleansUp) {
   bool killed = false;
   for (int attempt = 0; attempt < 3 && !killed; ++attempt) {
     fs::remove_all(out);
-    const pid_t pid = spawn_genai(args);
+    const pid_t pid = testing::spawn_genai(args);
     ASSERT_GT(pid, 0);
     int status = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -38,22 +38,6 @@ std::vector<std::string> compile_args(const std::string& checkpoint, const std::
           "--max_seq_len", "64", "--prefill_ar_len", "16", "--quant_recipe", recipe, "-a", out};
 }
 
-pid_t spawn_genai(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_s{GENAI_EXE};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, GENAI_EXE, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
-}
-
 // The visible files of a dir (hidden leftovers of a killed writer are not part of a set).
 using FileSet = std::map<std::string, std::string>;
 FileSet visible_files(const fs::path& dir) {
@@ -86,7 +70,7 @@ std::pair<int, std::string> run_tokens(const std::string& dir) {
 // How long a compile over a complete set keeps its staged copy: from the copy's appearance to the
 // process's exit (the swap happens at the end of it).
 double write_window_seconds(const std::vector<std::string>& args, const fs::path& dir) {
-  const pid_t pid = spawn_genai(args);
+  const pid_t pid = testing::spawn_genai(args);
   int status = 0;
   std::optional<Clock::time_point> staged;
   while (::waitpid(pid, &status, WNOHANG) != pid) {
@@ -132,7 +116,7 @@ void kill_compiles_at_random_points(int rounds) {
   std::mt19937 rng(2021);
   for (int round = 0; round < rounds; ++round) {
     const int next = 1 - current;
-    const pid_t pid = spawn_genai(compile_args(checkpoint, sets[next].recipe, art));
+    const pid_t pid = testing::spawn_genai(compile_args(checkpoint, sets[next].recipe, art));
     ASSERT_GT(pid, 0);
     int status = 0;
     bool exited = false;

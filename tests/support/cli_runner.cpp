@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,22 @@ CliResult run_genai(const std::vector<std::string>& args) {
 }
 
 CliResult run_process(const std::vector<std::string>& argv) { return run_argv(argv, true); }
+
+pid_t spawn_genai(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s{GENAI_EXE};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, GENAI_EXE, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
 
 std::string python_script(const std::string& name) { return std::string(GENAI_SOURCE_DIR) + "/tests/python/" + name; }
 

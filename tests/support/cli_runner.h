@@ -1,6 +1,8 @@
 // Runs the built `genai` executable in tests: exit code, stdout and stderr.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@ struct CliResult {
 
 // args are passed without a shell; the executable is GENAI_EXE.
 CliResult run_genai(const std::vector<std::string>& args);
+// Starts `genai args...` without waiting, stdout and stderr to /dev/null (for tests that kill it
+// mid-run); returns its pid, or -1 when it cannot be started. The caller reaps it.
+pid_t spawn_genai(const std::vector<std::string>& args);
 // Any program found on PATH (argv[0]), e.g. {"python3", script, ...} for test-side references.
 CliResult run_process(const std::vector<std::string>& argv);
 // Path of a test-side Python reference script: tests/python/<name>.
