@@ -155,7 +155,7 @@ int bench(const BenchArgs& a) {
   return 0;
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration kBench{
     "bench",
     "Prefill / decode tokens per second (llama-bench style) of compiled programs (-a) or a checkpoint's float "
     "reference",

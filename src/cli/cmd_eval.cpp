@@ -147,7 +147,7 @@ int run(EvalArgs a) {
   return 0;
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration kEval{
     "eval", "Measure the accuracy cost of a quantization recipe (SQNR, perplexity, greedy agreement)",
     [](CLI::App& sub) -> CommandAction {
       auto a = std::make_shared<EvalArgs>();

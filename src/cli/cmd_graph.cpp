@@ -56,7 +56,7 @@ int run(const GraphArgs& a) {
   return 0;
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration kGraph{
     "graph", "Print a static decoder graph (kv_forward, prefill_forward, calibration) of a checkpoint",
     [](CLI::App& sub) -> CommandAction {
       auto a = std::make_shared<GraphArgs>();

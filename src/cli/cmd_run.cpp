@@ -191,7 +191,7 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   return 0;
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration kRun{
     "run",
     "Generate text: compiled programs of an artifact dir (-a; --device SERIAL runs them on a phone via adb), or a "
     "checkpoint's float reference forward / static graphs (--model_mode)",

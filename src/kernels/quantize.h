@@ -16,6 +16,11 @@ struct QParams {
   int32_t qmin = 0, qmax = 65535;
 };
 
+// The stored code of element i of a quantized activation buffer.
+inline int32_t code_at(const void* p, ActType t, int64_t i) {
+  return t == ActType::kU8 ? static_cast<const uint8_t*>(p)[i] : static_cast<const uint16_t*>(p)[i];
+}
+
 void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q);
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x);
 // Float16 round trip in place (round to nearest even; beyond +-65504 becomes infinity): the fp16

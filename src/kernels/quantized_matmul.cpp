@@ -10,13 +10,6 @@
 #include "kernels/requantize.h"
 
 namespace genai::kernels {
-namespace {
-
-int32_t code_at(const void* p, ActType t, int64_t i) {
-  return t == ActType::kU8 ? static_cast<const uint8_t*>(p)[i] : static_cast<const uint16_t*>(p)[i];
-}
-
-}  // namespace
 
 namespace scalar {
 

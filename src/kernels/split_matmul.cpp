@@ -16,10 +16,6 @@ void accumulate_rows(bool simd, const double* a, int64_t rows, const T* b, int64
   else split_simd::accumulate_rows_scalar(a, rows, b, stride, cols, acc);
 }
 
-int32_t code_at(const void* p, ActType t, int64_t i) {
-  return t == ActType::kU8 ? static_cast<const uint8_t*>(p)[i] : static_cast<const uint16_t*>(p)[i];
-}
-
 }  // namespace
 
 void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,

@@ -17,12 +17,6 @@
 namespace genai::options {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 bool is_choice(const OptionSpec& spec, const std::string& v) {
   return std::find(spec.choices.begin(), spec.choices.end(), v) != spec.choices.end();
 }
@@ -42,7 +36,7 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
       const auto* i = std::get_if<int64_t>(&value);
       if (!i) wrong_type(spec);
       if (!spec.choices.empty() && !is_choice(spec, std::to_string(*i))) {
-        throw_input_error("--{} {} is not allowed; valid choices: {}", spec.name, *i, join(spec.choices));
+        throw_input_error("--{} {} is not allowed; valid choices: {}", spec.name, *i, fmt::join(spec.choices, ", "));
       }
       break;
     }
@@ -58,7 +52,7 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
       const auto* s = std::get_if<std::string>(&value);
       if (!s) wrong_type(spec);
       if (!is_choice(spec, *s)) {
-        throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, *s, join(spec.choices));
+        throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, *s, fmt::join(spec.choices, ", "));
       }
       break;
     }
@@ -68,7 +62,7 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
       if (!list) wrong_type(spec);
       for (const auto& e : *list) {
         if (!spec.choices.empty() && !is_choice(spec, e)) {
-          throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, e, join(spec.choices));
+          throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, e, fmt::join(spec.choices, ", "));
         }
       }
       break;

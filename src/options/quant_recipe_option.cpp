@@ -2,19 +2,12 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "options/option_values.h"
 
 namespace genai::options {
-namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-}  // namespace
 
 const std::vector<std::string>& quant_scheme_names() {
   // Index = QuantScheme value.
@@ -47,14 +40,14 @@ QuantRecipeChoice parse_quant_recipe(std::string_view spelling) {
       int g = 0;
       auto [p, ec] = std::from_chars(block->data(), block->data() + block->size(), g);
       if (ec != std::errc() || p != block->data() + block->size() || (g != 16 && g != 32 && g != 64)) {
-        throw_input_error("--quant_recipe '{}': block size must be one of {}", spelling, join(quant_block_sizes()));
+        throw_input_error("--quant_recipe '{}': block size must be one of {}", spelling, fmt::join(quant_block_sizes(), ", "));
       }
       choice.block_size = g;
     }
     return choice;
   }
   throw_input_error("--quant_recipe '{}' is not a valid recipe; valid choices: {} (16a4w_block:G with G in {})", spelling,
-                    join(names), join(quant_block_sizes()));
+                    fmt::join(names, ", "), fmt::join(quant_block_sizes(), ", "));
 }
 
 std::optional<QuantRecipeChoice> resolve_quant_recipe(const OptionValues& values) {

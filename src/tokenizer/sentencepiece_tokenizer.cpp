@@ -10,11 +10,11 @@
 #include "core/error.h"
 #include "tokenizer/factory.h"
 #include "tokenizer/stop_tokens.h"
+#include "tokenizer/vocab.h"
 
 namespace genai {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // ▁
 
 std::string read_all(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -138,9 +138,9 @@ std::string SentencePieceTokenizer::token_bytes(int32_t prev, int32_t id) const 
   if (sp_->IsByte(id) && piece.size() == 6) return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
   std::string out;
   for (size_t pos = 0; pos < piece.size();) {
-    if (piece.compare(pos, kSpace.size(), kSpace) == 0) {
+    if (piece.compare(pos, kSpmSpace.size(), kSpmSpace) == 0) {
       out.push_back(' ');
-      pos += kSpace.size();
+      pos += kSpmSpace.size();
     } else {
       out.push_back(piece[pos++]);
     }

@@ -11,7 +11,6 @@
 namespace genai {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // ▁ U+2581
 
 int parse_byte_piece(const std::string& p) {
   if (p.size() != 6 || !p.starts_with("<0x") || p[5] != '>') return -1;
@@ -84,10 +83,10 @@ void SpmTokenizer::encode_text(std::string_view text, bool space_prefix, std::ve
   if (text.empty()) return;
   std::string norm;
   norm.reserve(text.size() + 8);
-  if (space_prefix) norm += kSpace;
+  if (space_prefix) norm += kSpmSpace;
   for (char c : text) {
     if (c == ' ')
-      norm += kSpace;
+      norm += kSpmSpace;
     else
       norm.push_back(c);
   }
@@ -196,9 +195,9 @@ std::string SpmTokenizer::piece_text(int32_t id, bool at_start) const {
   std::string out;
   out.reserve(p.size());
   for (size_t pos = 0; pos < p.size();) {
-    if (p.compare(pos, kSpace.size(), kSpace) == 0) {
+    if (p.compare(pos, kSpmSpace.size(), kSpmSpace) == 0) {
       out.push_back(' ');
-      pos += kSpace.size();
+      pos += kSpmSpace.size();
     } else {
       out.push_back(p[pos++]);
     }

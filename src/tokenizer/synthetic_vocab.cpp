@@ -16,7 +16,6 @@
 namespace genai {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // ▁
 
 void check_size(int32_t vocab_size) {
   if (vocab_size < kMinSyntheticVocabSize)
@@ -101,7 +100,7 @@ SpmVocab make_synthetic_spm_vocab(int32_t vocab_size, uint64_t seed) {
     while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n')) ++pos;
     size_t end = pos;
     while (end < text.size() && text[end] != ' ' && text[end] != '\n') ++end;
-    if (end > pos) ++counts[std::string(kSpace) + std::string(text.substr(pos, end - pos))];
+    if (end > pos) ++counts[std::string(kSpmSpace) + std::string(text.substr(pos, end - pos))];
     pos = end;
   }
   // Characters by frequency (most frequent first) so that a small vocabulary keeps the useful ones.

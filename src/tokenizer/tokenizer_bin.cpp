@@ -10,7 +10,6 @@
 namespace genai {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";  // ▁
 
 // llama2.c stores word-start spaces as ' '; the vocabulary convention is "▁".
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
@@ -53,7 +52,7 @@ SpmVocab read_tokenizer_bin(const std::filesystem::path& path) {
     pos += 8;
     if (len < 0 || static_cast<size_t>(len) > size - pos)
       throw_input_error("{}: token {} has length {} beyond the end of the file", path.string(), index, len);
-    v.pieces.push_back(replace_all(std::string_view(reinterpret_cast<const char*>(data + pos), len), " ", kSpace));
+    v.pieces.push_back(replace_all(std::string_view(reinterpret_cast<const char*>(data + pos), len), " ", kSpmSpace));
     v.scores.push_back(score);
     pos += static_cast<size_t>(len);
   }
@@ -73,7 +72,7 @@ void write_tokenizer_bin(const SpmVocab& vocab, const std::filesystem::path& pat
   pieces.reserve(vocab.pieces.size());
   int32_t max_len = 1;
   for (const auto& p : vocab.pieces) {
-    pieces.push_back(replace_all(p, kSpace, " "));
+    pieces.push_back(replace_all(p, kSpmSpace, " "));
     max_len = std::max<int32_t>(max_len, static_cast<int32_t>(pieces.back().size()));
   }
   std::string out;

@@ -4,9 +4,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace genai {
+
+// SentencePiece's word-start mark "▁" (U+2581), which stands for a space inside pieces.
+inline constexpr std::string_view kSpmSpace = "\xE2\x96\x81";
 
 // GGUF token types (same numbering as llama.cpp / the gguf spec).
 enum class TokenType : int32_t { kUndefined = 0, kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };

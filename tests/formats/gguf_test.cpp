@@ -11,14 +11,10 @@
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 GgufWriter sample_writer(uint64_t alignment = 32) {
   GgufWriter w(alignment);
@@ -100,7 +96,7 @@ TEST(Gguf, WriterIsDeterministicAndHonoursAlignment) {
   testing::TempDir dir;
   sample_writer().write(dir.file("a.gguf"));
   sample_writer().write(dir.file("b.gguf"));
-  EXPECT_EQ(read_all(dir.file("a.gguf")), read_all(dir.file("b.gguf")));
+  EXPECT_EQ(testing::read_bytes(dir.file("a.gguf")), testing::read_bytes(dir.file("b.gguf")));
   sample_writer(64).write(dir.file("c.gguf"));
   GgufFile f = GgufFile::open(dir.file("c.gguf"));
   EXPECT_EQ(f.alignment(), 64u);
@@ -134,7 +130,7 @@ TEST(Gguf, EveryTruncationIsAnInputError) {
   testing::TempDir dir;
   const auto path = dir.file("x.gguf");
   sample_writer().write(path);
-  auto bytes = read_all(path);
+  auto bytes = testing::read_bytes(path);
   for (size_t n = 0; n < bytes.size(); n += (n < 2000 ? 1 : 97)) {
     try {
       GgufFile::parse(std::span<const uint8_t>(bytes.data(), n), "cut.gguf");
@@ -158,7 +154,7 @@ TEST(Gguf, CorruptedHeadersAreInputErrors) {
   w.add_tensor_f32("t", GgmlType::kF32, {2, 4}, std::vector<float>(8, 1.0f));
   testing::TempDir dir;
   w.write(dir.file("x.gguf"));
-  const auto good = read_all(dir.file("x.gguf"));
+  const auto good = testing::read_bytes(dir.file("x.gguf"));
   // Layout: magic 0, version 4, n_tensors 8, n_kv 16, key len 24, "k" 32, type 33, value 37,
   // tensor name len 41, "t" 49, n_dims 50, ne0 54, ne1 62, type 70, offset 74.
   auto u64 = [](uint64_t v) {

@@ -8,14 +8,10 @@
 #include "core/half.h"
 #include "formats/safetensors_file.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 template <typename T>
 SafetensorsTensorToWrite make(const std::string& name, DType dtype, Shape shape, std::vector<T> values) {
@@ -62,9 +58,9 @@ TEST(Safetensors, RoundTripConvertsToFloat) {
   EXPECT_THROW(f.tensor_f32(*f.find("ids")), InputError);
   // Deterministic bytes, header padded to 8.
   write_safetensors(dir.file("n.safetensors"), sample(), {{"format", "pt"}});
-  EXPECT_EQ(read_all(dir.file("m.safetensors")), read_all(dir.file("n.safetensors")));
+  EXPECT_EQ(testing::read_bytes(dir.file("m.safetensors")), testing::read_bytes(dir.file("n.safetensors")));
   uint64_t n = 0;
-  std::memcpy(&n, read_all(dir.file("m.safetensors")).data(), 8);
+  std::memcpy(&n, testing::read_bytes(dir.file("m.safetensors")).data(), 8);
   EXPECT_EQ(n % 8, 0u);
 }
 
@@ -125,7 +121,7 @@ TEST(Safetensors, InvalidHeadersAreInputErrors) {
 TEST(Safetensors, EveryTruncationIsAnInputError) {
   testing::TempDir dir;
   write_safetensors(dir.file("m.safetensors"), sample());
-  auto bytes = read_all(dir.file("m.safetensors"));
+  auto bytes = testing::read_bytes(dir.file("m.safetensors"));
   for (size_t n = 0; n < bytes.size(); ++n)
     EXPECT_THROW(SafetensorsFile::parse(std::span<const uint8_t>(bytes.data(), n), "cut"), InputError) << n;
 }

@@ -101,18 +101,18 @@ void expect_linear_matches(const std::vector<int32_t>& xq, const Encoding& ex, c
   }
 }
 
-struct Case {
+struct LinearCase {
   QDType act, wt;
   int64_t block, rows, out, in;
   bool bias;
 };
 
-std::string name(const Case& c) {
+std::string name(const LinearCase& c) {
   return fmt::format("{}x{} block {} rows {} [{}x{}]{}", quant::qdtype_name(c.act), quant::qdtype_name(c.wt), c.block,
                      c.rows, c.out, c.in, c.bias ? " +bias" : "");
 }
 
-void run_random_case(const Case& c, uint32_t seed) {
+void run_random_case(const LinearCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
   const auto xs = testing::random_floats(rng, static_cast<size_t>(c.rows * c.in), -2.0f, 3.0f);
   const Encoding ex = quant::asymmetric_encoding(c.act, -2.0f, 3.0f);

@@ -36,13 +36,13 @@ std::vector<int32_t> reference_matmul(const CodeBuffer& a, const QParams& ea, co
   return y;
 }
 
-struct Case {
+struct MatmulCase {
   ActType at, bt, yt;
   int64_t heads, kv_heads, M, K, N;
   bool extreme;
 };
 
-void run_case(const Case& c, uint32_t seed) {
+void run_case(const MatmulCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
   const int32_t amax = c.at == ActType::kU8 ? 255 : 65535, bmax = c.bt == ActType::kU8 ? 255 : 65535;
   CodeBuffer a(c.at, static_cast<size_t>(c.heads * c.M * c.K)), b(c.bt, static_cast<size_t>(c.kv_heads * c.K * c.N));

@@ -19,13 +19,13 @@ using testing::CodeBuffer;
 using testing::ForcedTarget;
 using testing::ScopedMode;
 
-struct Case {
+struct SplitCase {
   bool along_n;
   ActType at, bt, yt;
   int64_t K, N, split;  // split: columns (along N) or rows (along K) in part 0
 };
 
-void check(const Case& c, uint32_t seed) {
+void check(const SplitCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
   const int64_t K = c.K, N = c.N, b_entries = 2, a_entries = 6;  // 3 a rows share each b (GQA)
   auto fill = [&](CodeBuffer& buf) {

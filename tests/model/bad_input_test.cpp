@@ -13,6 +13,7 @@
 #include "model/model_writer.h"
 #include "model/synth.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
@@ -29,11 +30,6 @@ std::string load_error(const std::string& path) {
 
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void write_all(const std::string& path, const std::vector<uint8_t>& b) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
@@ -48,7 +44,7 @@ TEST(BadInput, TruncatedCheckpointsNameTheFile) {
   write_hf_model(dir.file("hf"), c, synth_weights(c, 1), DType::kF32, nullptr);
   for (const std::string name : {"m.gguf", "m.bin", "hf/model.safetensors"}) {
     SCOPED_TRACE(name);
-    const auto bytes = read_all(dir.file(name));
+    const auto bytes = testing::read_bytes(dir.file(name));
     for (size_t cut : {size_t{3}, size_t{40}, bytes.size() / 3, bytes.size() - 1}) {
       write_all(dir.file(name), std::vector<uint8_t>(bytes.begin(), bytes.begin() + cut));
       const std::string err = load_error(dir.file(name == "hf/model.safetensors" ? "hf" : name));

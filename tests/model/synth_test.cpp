@@ -10,16 +10,12 @@
 #include "model/model.h"
 #include "model/synth.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 #include "tokenizer/factory.h"
 #include "tokenizer/synthetic_vocab.h"
 
 namespace genai {
 namespace {
-
-std::vector<uint8_t> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 TEST(Synth, CliOutputIsByteIdenticalForTheSameArguments) {
   testing::TempDir dir;
@@ -38,14 +34,14 @@ TEST(Synth, CliOutputIsByteIdenticalForTheSameArguments) {
     EXPECT_EQ(j["format"], format);
     run(b, "3");
     const std::string file = format == "gguf" ? "" : format == "llama2c" ? "/model.bin" : "/model.safetensors";
-    EXPECT_EQ(read_all(a + file), read_all(b + file));
+    EXPECT_EQ(testing::read_bytes(a + file), testing::read_bytes(b + file));
     if (format == "gguf") {  // a different seed changes the weights
       run(c, "4");
-      EXPECT_NE(read_all(a + file), read_all(c + file));
+      EXPECT_NE(testing::read_bytes(a + file), testing::read_bytes(c + file));
     }
     if (format == "hf") {
-      EXPECT_EQ(read_all(a + "/tokenizer.json"), read_all(b + "/tokenizer.json"));
-      EXPECT_EQ(read_all(a + "/config.json"), read_all(b + "/config.json"));
+      EXPECT_EQ(testing::read_bytes(a + "/tokenizer.json"), testing::read_bytes(b + "/tokenizer.json"));
+      EXPECT_EQ(testing::read_bytes(a + "/config.json"), testing::read_bytes(b + "/config.json"));
     }
   }
 }

@@ -20,6 +20,7 @@
 #include "runtime/device_runner.h"
 #include "runtime/subprocess.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
@@ -27,16 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-void write_file(const std::string& path, const std::string& text, bool executable = false) {
-  std::ofstream(path, std::ios::binary) << text;
-  if (executable) chmod(path.c_str(), 0755);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // No child of this process is left, running or zombie.
 void expect_no_children() {
@@ -82,7 +73,7 @@ TEST(ChildProcess, ADeadlineKillsTheChildAndWhatItStarted) {
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 5s);
   expect_no_children();
-  const pid_t grandchild = std::stoi(read_text(pidfile));
+  const pid_t grandchild = std::stoi(testing::read_text(pidfile));
   EXPECT_TRUE(process_gone(grandchild)) << "sleep " << grandchild << " survived the deadline";
 }
 
@@ -96,7 +87,7 @@ TEST(ChildProcess, AGrandchildHoldingThePipesDoesNotHangTheCall) {
   EXPECT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(r.out, "done\n");
   expect_no_children();
-  ::kill(std::stoi(read_text(pidfile)), SIGKILL);
+  ::kill(std::stoi(testing::read_text(pidfile)), SIGKILL);
 }
 
 TEST(ChildProcess, EndlessOutputIsCappedAndStoppedByTheDeadline) {
@@ -122,13 +113,13 @@ struct FakePhone {
     bin = tmp.file("bin");
     fs::create_directories(art);
     fs::create_directories(bin);
-    for (const char* f : {"text_decoder.pte", "tokenizer.json", "manifest.json"}) write_file(art + "/" + f, std::string(4096, 'x'));
+    for (const char* f : {"text_decoder.pte", "tokenizer.json", "manifest.json"}) testing::write_file(art + "/" + f, std::string(4096, 'x'));
     req.target = {"R58M123", ""};
     req.artifacts.dir = art;
     req.artifacts.artifacts[pipeline::ArtifactKey::kTextDecoder] = art + "/text_decoder.pte";
     req.artifacts.tokenizer_path = art + "/tokenizer.json";
     req.runner_binary = tmp.file("genai-aarch64");
-    write_file(req.runner_binary, "elf");
+    testing::write_file(req.runner_binary, "elf");
     req.run_args = {"--prompt=hi"};
     req.path_env = bin;
     const std::chrono::milliseconds short_deadline = 400ms;
@@ -137,7 +128,7 @@ struct FakePhone {
   void fake_adb(int die_at, const std::string& action) {
     const std::string count = tmp.file("calls");
     std::remove(count.c_str());
-    write_file(bin + "/adb",
+    testing::write_file(bin + "/adb",
                "#!/bin/sh\nn=$(($(cat '" + count + "' 2>/dev/null || echo 0) + 1)); echo $n > '" + count + "'\n"
                "while [ \"$1\" = -H ] || [ \"$1\" = -s ]; do shift 2; done\n"
                "if [ $n -eq " + std::to_string(die_at) + " ]; then " + action + "; fi\n"
@@ -202,7 +193,7 @@ TEST(ChildProcess, AHungAdbHitsItsDeadlineAtEveryCall) {
     EXPECT_NE(msg.find(kCalls[call - 1]), std::string::npos) << msg;
     EXPECT_NE(msg.find("timed out after 0.4 s (killed)"), std::string::npos) << msg;
     expect_no_children();
-    EXPECT_TRUE(process_gone(std::stoi(read_text(pidfile)))) << "call " << call;
+    EXPECT_TRUE(process_gone(std::stoi(testing::read_text(pidfile)))) << "call " << call;
   }
 }
 
@@ -240,9 +231,9 @@ TEST(ChildProcess, ADyingAdbMakesGenaiRunExit1) {
   elf[4] = 2;
   elf[5] = 1;
   elf[18] = static_cast<char>(183);
-  write_file(tmp.file("genai-arm64"), elf);
+  testing::write_file(tmp.file("genai-arm64"), elf);
   fs::create_directories(bin);
-  write_file(bin + "/adb",
+  testing::write_file(bin + "/adb",
              "#!/bin/sh\nwhile [ \"$1\" = -H ] || [ \"$1\" = -s ]; do shift 2; done\n"
              "case \"$1\" in devices) printf 'List of devices attached\\nR58M123\\tdevice\\n';; push) kill -9 $$;; esac\n",
              true);

@@ -12,17 +12,13 @@
 #include "runtime/device_runner.h"
 #include "runtime/subprocess.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
 
 using runtime::AdbCommands;
 using Argv = std::vector<std::string>;
-
-void write_file(const std::string& path, const std::string& text, bool executable = false) {
-  std::ofstream(path, std::ios::binary) << text;
-  if (executable) chmod(path.c_str(), 0755);
-}
 
 TEST(DeviceRunner, BuildsAdbCommandLinesAsArgumentVectors) {
   const AdbCommands local("/usr/bin/adb", {"R58M123", ""});
@@ -64,8 +60,8 @@ TEST(DeviceRunner, ParsesAdbDevices) {
 
 TEST(DeviceRunner, FindsProgramsOnAGivenPath) {
   testing::TempDir dir;
-  write_file(dir.file("adb"), "#!/bin/sh\n", true);
-  write_file(dir.file("notexec"), "x");
+  testing::write_file(dir.file("adb"), "#!/bin/sh\n", true);
+  testing::write_file(dir.file("notexec"), "x");
   EXPECT_EQ(runtime::find_on_path("adb", "/nonexistent:" + dir.path()), std::filesystem::path(dir.file("adb")));
   EXPECT_FALSE(runtime::find_on_path("notexec", dir.path()));
   EXPECT_FALSE(runtime::find_on_path("adb", ""));
@@ -79,10 +75,10 @@ TEST(DeviceRunner, RunnerBinaryMustBeAnAarch64Elf) {
   elf[4] = 2;  // 64-bit
   elf[5] = 1;  // little-endian
   elf[18] = static_cast<char>(183);  // EM_AARCH64
-  write_file(dir.file("genai-arm64"), elf);
+  testing::write_file(dir.file("genai-arm64"), elf);
   EXPECT_EQ(runtime::resolve_runner_binary(dir.file("genai-arm64")), std::filesystem::path(dir.file("genai-arm64")));
   elf[18] = 62;  // EM_X86_64
-  write_file(dir.file("genai-x86"), elf);
+  testing::write_file(dir.file("genai-x86"), elf);
   for (const std::string& bad : {dir.file("genai-x86"), dir.file("missing")}) {
     try {
       runtime::resolve_runner_binary(bad);
@@ -91,7 +87,7 @@ TEST(DeviceRunner, RunnerBinaryMustBeAnAarch64Elf) {
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
     }
   }
-  write_file(dir.file("script"), "#!/bin/sh\necho hi\n");
+  testing::write_file(dir.file("script"), "#!/bin/sh\necho hi\n");
   EXPECT_THROW(runtime::resolve_runner_binary(dir.file("script")), InputError);
 }
 
@@ -118,7 +114,7 @@ struct DeviceFixture {
   // A fake adb: logs each call (one argument a line, then "--"), answers `devices` with
   // `devices_out`, and runs `body` (sh) for everything else with $1.. = the command after -H/-s.
   void fake_adb(const std::string& devices_out, const std::string& body) {
-    write_file(bin + "/adb",
+    testing::write_file(bin + "/adb",
                "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '" + tmp.file("adb.log") +
                    "'; done\necho -- >> '" + tmp.file("adb.log") +
                    "'\nwhile [ \"$1\" = -H ] || [ \"$1\" = -s ]; do shift 2; done\n"

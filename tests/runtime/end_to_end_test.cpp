@@ -23,6 +23,7 @@
 #include "quant/qdq_executor.h"
 #include "quant/quantize.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 #include "support/test_requirements.h"
 #include "tokenizer/synthetic_vocab.h"
 #include "tokenizer/tokenizer_json.h"
@@ -77,11 +78,6 @@ nlohmann::json run_json(const std::string& dir, const std::string& prompt, int64
                             std::to_string(n), "--json", "--threads", "1"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
-}
-
-void copy_dir(const std::string& from, const std::string& to) {
-  fs::create_directories(to);
-  for (const auto& e : fs::directory_iterator(from)) fs::copy_file(e.path(), fs::path(to) / e.path().filename());
 }
 
 class CompiledEndToEnd : public ::testing::Test {
@@ -157,23 +153,16 @@ TEST_F(CompiledEndToEnd, BenchReportsRowsTtftAndMemory) {
   EXPECT_EQ(too_long.exit_code, 2) << too_long.err;
 }
 
-// exit 2 and every word of `words` in stderr.
-void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words) {
-  const auto r = run_genai(args);
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
-}
-
 TEST_F(CompiledEndToEnd, TruncatedOrCorruptedProgramIsExitCode2) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   const std::string pte = bad + "/text_decoder.pte";
   const auto size = fs::file_size(pte);
   fs::resize_file(pte, size / 2);
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
   fs::resize_file(pte, 0);
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
   // Bytes flipped in the flatbuffer header region.
   fs::remove(pte);
   fs::copy_file(art() + "/text_decoder.pte", pte);
@@ -182,46 +171,46 @@ TEST_F(CompiledEndToEnd, TruncatedOrCorruptedProgramIsExitCode2) {
     f.seekp(4);
     f.write("XXXX", 4);  // the file identifier "ET12"
   }
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
-  expect_exit2({"bench", "-a", bad}, {"text_decoder.pte"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte"});
+  testing::expect_exit2({"bench", "-a", bad}, {"text_decoder.pte"});
 }
 
 TEST_F(CompiledEndToEnd, ManifestProblemsAreExitCode2) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   fs::remove(bad + "/text_decoder.pte");
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"manifest.json", "text_decoder.pte", "does not exist"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"manifest.json", "text_decoder.pte", "does not exist"});
   fs::remove(bad + "/manifest.json");
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"manifest.json", "missing"});
-  expect_exit2({"run", "-a", tmp.file("nothing"), "--prompt", "x"}, {"nothing"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"manifest.json", "missing"});
+  testing::expect_exit2({"run", "-a", tmp.file("nothing"), "--prompt", "x"}, {"nothing"});
 }
 
 TEST_F(CompiledEndToEnd, ATokenizerOfAnotherVocabularyIsExitCode2) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   // A tokenizer with more tokens than the program's vocabulary of 512.
   write_tokenizer_json(make_synthetic_bpe_vocab(1000, 1), bad + "/tokenizer.json");
   // Not the tokenizer compilation wrote: manifest.json's checksum says so first ...
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"tokenizer.json", "manifest.json"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"tokenizer.json", "manifest.json"});
   // ... and without that check, the vocabulary check does.
-  expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"}, {"tokenizer.json", "1000", "512", "get_vocab_size"});
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"}, {"tokenizer.json", "1000", "512", "get_vocab_size"});
   // The same through --tokenizer_model on the good dir.
-  expect_exit2({"run", "-a", art(), "--prompt", "x", "--tokenizer_model", bad + "/tokenizer.json"}, {"1000"});
+  testing::expect_exit2({"run", "-a", art(), "--prompt", "x", "--tokenizer_model", bad + "/tokenizer.json"}, {"1000"});
 }
 
 TEST_F(CompiledEndToEnd, AProgramForAnotherBackendNamesItsDelegate) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("qnn");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   auto p = pte::read_program(art() + "/text_decoder.pte").program;
   for (auto& m : p.methods)
     for (auto& d : m.delegates) d.id = "QnnBackend";
   fs::remove(bad + "/text_decoder.pte");
   pte::write_program(bad + "/text_decoder.pte", p);
-  expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte", "manifest.json"});  // not the file compiled
-  expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"},
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x"}, {"text_decoder.pte", "manifest.json"});  // not the file compiled
+  testing::expect_exit2({"run", "-a", bad, "--prompt", "x", "--no_verify"},
                {"delegate 'QnnBackend'", "no registered backend handles it (registered: ", "GenaiHtpBackend"});
 }
 

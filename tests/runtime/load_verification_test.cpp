@@ -17,27 +17,18 @@
 #include "runtime/load_verification.h"
 #include "runtime/program_instance.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::run_genai;
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-void copy_dir(const std::string& from, const std::string& to) {
-  fs::create_directories(to);
-  for (const auto& e : fs::directory_iterator(from))
-    fs::copy_file(e.path(), fs::path(to) / e.path().filename(), fs::copy_options::overwrite_existing);
 }
 
 std::vector<std::string> compile_args(const std::string& checkpoint, const std::string& dir) {
@@ -72,12 +63,6 @@ class LoadVerification : public ::testing::Test {
 };
 testing::TempDir* LoadVerification::dir_ = nullptr;
 
-void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words) {
-  const auto r = run_genai(args);
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
-}
-
 TEST_F(LoadVerification, ManifestRecordsSizeAndDigestOfEveryFileItNames) {
   const auto m = nlohmann::json::parse(read_bytes(art() + "/manifest.json"));
   ASSERT_TRUE(m.contains("checksums"));
@@ -102,26 +87,26 @@ TEST_F(LoadVerification, ChunkedDigestIsTheSha256OfTheChunkDigests) {
 TEST_F(LoadVerification, TruncatedProgramIsExitCode2NamingIt) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   fs::resize_file(bad + "/text_decoder.pte", fs::file_size(bad + "/text_decoder.pte") - 1);
-  expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json", "truncated"});
+  testing::expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json", "truncated"});
 }
 
 TEST_F(LoadVerification, SwappedProgramOrTokenizerIsExitCode2NamingIt) {
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   fs::copy_file(other_art() + "/text_decoder.pte", bad + "/text_decoder.pte", fs::copy_options::overwrite_existing);
-  expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json"});
+  testing::expect_exit2(run_args(bad), {"text_decoder.pte", "manifest.json"});
   // --no_verify skips the check: the other model's program runs.
   auto args = run_args(bad);
   args.push_back("--no_verify");
   const auto r = run_genai(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
 
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   std::ofstream(bad + "/tokenizer.json", std::ios::app) << " ";
-  expect_exit2(run_args(bad), {"tokenizer.json", "manifest.json"});
+  testing::expect_exit2(run_args(bad), {"tokenizer.json", "manifest.json"});
 }
 
 TEST_F(LoadVerification, NoVerifyRunsTheSameTokens) {
@@ -167,9 +152,9 @@ TEST_F(LoadVerification, ACorruptedBlobOfABareProgramNamesTheBlob) {
   EXPECT_NO_THROW(runtime::ProgramInstance::load(pte));
   // The same copy in an artifact dir: the manifest's digest catches it and names the blob too.
   const std::string bad = tmp.file("bad");
-  copy_dir(art(), bad);
+  testing::copy_dir(art(), bad);
   write_bytes(bad + "/text_decoder.pte", bytes);
-  expect_exit2(run_args(bad), {"text_decoder.pte", key});
+  testing::expect_exit2(run_args(bad), {"text_decoder.pte", key});
 }
 
 // Single bit flips at seeded random offsets of text_decoder.pte: exit 2 naming the file every
@@ -178,7 +163,7 @@ void bit_flip_sweep(const std::string& art, int copies, int no_verify_every) {
   const auto original = read_bytes(art + "/text_decoder.pte");
   testing::TempDir tmp;
   const std::string bad = tmp.file("bad");
-  copy_dir(art, bad);
+  testing::copy_dir(art, bad);
   Xoshiro256 rng(21);
   int ran_with_no_verify = 0;
   for (int i = 0; i < copies; ++i) {

@@ -10,6 +10,8 @@
 
 #include "support/cli_runner.h"
 
+#include <gtest/gtest.h>
+
 namespace genai::testing {
 
 std::string slurp_file(const std::string& path) {
@@ -55,6 +57,12 @@ CliResult run_genai(const std::vector<std::string>& args) {
   std::vector<std::string> full{GENAI_EXE};
   full.insert(full.end(), args.begin(), args.end());
   return run_argv(full, false);
+}
+
+void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words) {
+  const auto r = run_genai(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << "missing '" << w << "' in: " << r.err;
 }
 
 CliResult run_process(const std::vector<std::string>& argv) { return run_argv(argv, true); }

@@ -16,6 +16,9 @@ struct CliResult {
 
 // args are passed without a shell; the executable is GENAI_EXE.
 CliResult run_genai(const std::vector<std::string>& args);
+// Runs `genai args...` and expects exit 2 (bad input) with every word of `words` in stderr
+// (gtest EXPECTs: the failures name the missing word and show stderr).
+void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words);
 // Starts `genai args...` without waiting, stdout and stderr to /dev/null (for tests that kill it
 // mid-run); returns its pid, or -1 when it cannot be started. The caller reaps it.
 pid_t spawn_genai(const std::vector<std::string>& args);

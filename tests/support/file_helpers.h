@@ -9,12 +9,33 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace genai::testing {
 
 // The whole file; empty when it cannot be read.
 inline std::vector<uint8_t> read_bytes(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The whole file as text; empty when it cannot be read.
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Writes `text` to `path` (replacing it); `executable` makes it a program (mode 0755).
+inline void write_file(const std::filesystem::path& path, const std::string& text, bool executable = false) {
+  std::ofstream(path, std::ios::binary) << text;
+  if (executable) ::chmod(path.c_str(), 0755);
+}
+
+// Copies the regular files of `from` into `to` (created), replacing files of the same name.
+inline void copy_dir(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::create_directories(to);
+  for (const auto& e : std::filesystem::directory_iterator(from))
+    std::filesystem::copy_file(e.path(), to / e.path().filename(), std::filesystem::copy_options::overwrite_existing);
 }
 
 // File names in `dir`, sorted; empty when the dir does not exist.
