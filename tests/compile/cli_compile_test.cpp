@@ -270,7 +270,8 @@ bool has_program_temp_file(const fs::path& dir) {
   return false;
 }
 
-TEST(CompileCli, KillWhileWritingLeavesNoPartialProgramAndTheNextRunCleansUp) {
+// Slow: a 25 MB program written by an instrumented compiler takes a minute; the release tree runs it.
+TEST(CompileCli, SlowKillWhileWritingLeavesNoPartialProgramAndTheNextRunCleansUp) {
   testing::TempDir dir;
   // A model whose program takes a moment to write (stories15m: ~25 MB at 16a8w).
   const std::string checkpoint = dir.file("s15.gguf");

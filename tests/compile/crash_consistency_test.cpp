@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.h"
+#include "support/sanitizers.h"
 
 extern char** environ;
 
@@ -168,7 +169,9 @@ void kill_compiles_at_random_points(int rounds) {
   for (const auto& e : fs::directory_iterator(art)) EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
 }
 
-TEST(CrashConsistency, CompileKilledAtRandomPointsLeavesThePreviousOrTheNewSet) { kill_compiles_at_random_points(20); }
+TEST(CrashConsistency, CompileKilledAtRandomPointsLeavesThePreviousOrTheNewSet) {
+  kill_compiles_at_random_points(testing::rounds(20, 5));
+}
 
 TEST(CrashConsistency, LongCompileKilledAtRandomPointsLeavesThePreviousOrTheNewSet) { kill_compiles_at_random_points(200); }
 

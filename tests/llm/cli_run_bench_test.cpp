@@ -122,7 +122,7 @@ TEST_F(CliRunBench, BenchPrintsLlamaBenchRows) {
 // The embedded default model answers greedily with the tokens transformers' LlamaForCausalLM
 // produced from the same dequantized Q4_1 weights and the same ChatML prompt (37 tokens):
 // "The capital of France is Paris." then <|im_end|>.
-TEST(CliRunDefaultModel, GreedyAnswerMatchesTransformers) {
+TEST(CliRunDefaultModel, SlowGreedyAnswerMatchesTransformers) {
   const std::string model = testing::default_model_path();
   GENAI_REQUIRE_AVAILABLE(!model.empty(), "the default model (scripts/fetch_default_model.sh)");
   const auto r = run_genai({"run", "--checkpoint", model, "--prompt", "What is the capital of France?", "--temperature",

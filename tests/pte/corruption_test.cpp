@@ -16,6 +16,7 @@
 #include "pte/program_writer.h"
 #include "pte/sample_programs.h"
 #include "support/cli_runner.h"
+#include "support/sanitizers.h"
 #include "support/test_requirements.h"
 
 namespace genai::pte {
@@ -141,7 +142,8 @@ void corrupt_copies_through_the_cli(int count, uint64_t seed) {
   std::printf("CLI: %d of %d corrupt copies exited 2\n", rejected, count);
 }
 
-TEST(PteCorruption, ThreeHundredCorruptCopiesThroughTheCli) { corrupt_copies_through_the_cli(300, 7); }
+// 300 copies (60 under the sanitizers: testing::rounds).
+TEST(PteCorruption, CorruptCopiesThroughTheCli) { corrupt_copies_through_the_cli(genai::testing::rounds(300, 60), 7); }
 TEST(PteCorruption, LongThreeThousandCorruptCopiesThroughTheCli) { corrupt_copies_through_the_cli(3000, 8); }
 
 }  // namespace
