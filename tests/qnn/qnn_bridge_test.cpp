@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "backends/qnn/qnn_bridge.h"
+#include "backends/qnn/qnn_bridge_source.h"
 #include "core/error.h"
 #include "runtime/subprocess.h"
+#include "runtime/worker_process.h"
 #include "support/test_requirements.h"
 
 namespace genai {
@@ -380,6 +382,36 @@ TEST(QnnBridge, WithoutOnnxruntimeQnnItIsAnInputErrorNamingThePackage) {
       ADD_FAILURE() << python << " passed";
     } catch (const InputError& e) {
       EXPECT_TRUE(contains(e.what(), "onnxruntime-qnn")) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Garbage either way is a Failure, never a crash: the bridge answers a garbage request with an
+// error frame and stays up; a "Python" answering garbage fails the call.
+TEST(QnnBridge, GarbageEitherWayIsAFailure) {
+  {
+    runtime::WorkerProcess w({"python3", "-c", std::string(qnn_bridge_source())}, "the QNN bridge");
+    const std::string junk = "\xff\xff\xff\x7fnot json at all";
+    const runtime::MessagePart part(reinterpret_cast<const uint8_t*>(junk.data()), junk.size());
+    const std::string reply = w.call("junk", std::span(&part, 1), std::chrono::seconds(30));
+    EXPECT_TRUE(contains(reply, "\"kind\":\"failure\"")) << reply;
+    EXPECT_TRUE(contains(reply, "garbage request")) << reply;
+    EXPECT_TRUE(w.running());
+  }
+  const auto dir = std::filesystem::temp_directory_path() / ("genai_qnn_garbage_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string liar = (dir / "liar").string();
+  std::ofstream(liar) << "#!/bin/sh\nprintf 'GWP1\\001\\000\\000\\000\\000\\000\\000\\000x'\nexec cat >/dev/null\n";
+  chmod(liar.c_str(), 0755);
+  {
+    PythonOverride env(liar);
+    QnnBridge bridge;
+    try {
+      bridge.probe();
+      ADD_FAILURE() << "a garbage answer passed";
+    } catch (const Failure& e) {
+      EXPECT_TRUE(contains(e.what(), "garbage")) << e.what();
     }
   }
   std::filesystem::remove_all(dir);

@@ -7,7 +7,9 @@
 # Every request gets one answer; an error is {"error": {"kind": "bad_input"|"failure",
 # "message": ...}}. Python's own stdout is pointed at stderr first, so that nothing a library
 # prints can corrupt the protocol. Only the standard library is needed to start and to answer
-# `probe`; onnxruntime, onnxruntime_qnn, onnx and numpy are imported when first needed.
+# `probe`; onnxruntime, onnxruntime_qnn and numpy are imported when first needed. The few ONNX
+# messages the bridge reads and writes (EPContext models) are coded here (protobuf wire format,
+# field numbers of onnx.proto): importing the `onnx` package costs more than a second.
 import faulthandler
 import json
 import os
@@ -24,7 +26,7 @@ OUT_FD = os.dup(1)
 os.dup2(2, 1)
 sys.stdout = sys.stderr
 faulthandler.enable()  # a crash inside ONNX Runtime leaves a Python traceback in stderr's tail
-PACKAGES_HINT = "pip install onnxruntime-qnn==2.7.0 onnx"
+PACKAGES_HINT = "pip install onnxruntime-qnn==2.7.0"
 
 
 class BadInput(Exception):
@@ -98,6 +100,116 @@ def log(msg):
 
 
 # ---------------------------------------------------------------------------------------------
+# ONNX protobuf, just enough for EPContext models: decode to {field: [values]}, encode from parts.
+
+ONNX_TYPES = {"float32": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "bool": 9,
+              "float16": 10, "float64": 11, "uint32": 12, "uint64": 13}
+ONNX_TYPE_NAMES = {v: k for k, v in ONNX_TYPES.items()}
+
+
+def pb_varint(buf, i):
+    shift = value = 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def pb_decode(buf):
+    fields, i = {}, 0
+    while i < len(buf):
+        key, i = pb_varint(buf, i)
+        wire = key & 7
+        if wire == 0:
+            v, i = pb_varint(buf, i)
+        elif wire == 2:
+            n, i = pb_varint(buf, i)
+            v = bytes(buf[i:i + n])
+            i += n
+        elif wire in (1, 5):
+            n = 8 if wire == 1 else 4
+            v = bytes(buf[i:i + n])
+            i += n
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        fields.setdefault(key >> 3, []).append(v)
+    return fields
+
+
+def pb_key(field, wire):
+    return pb_uvarint((field << 3) | wire)
+
+
+def pb_uvarint(v):
+    out = bytearray()
+    while True:
+        if v < 0x80:
+            out.append(v)
+            return bytes(out)
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+
+
+def pb_int(field, v):
+    return pb_key(field, 0) + pb_uvarint(v)
+
+
+def pb_bytes(field, b):
+    b = b.encode("utf-8") if isinstance(b, str) else b
+    return pb_key(field, 2) + pb_uvarint(len(b)) + b
+
+
+def pb_str(fields, f, default=""):
+    return fields.get(f, [default.encode()])[0].decode("utf-8")
+
+
+def onnx_value_info(name, dtype, shape):  # ValueInfoProto{name, TypeProto{tensor_type{elem_type, shape}}}
+    dims = b"".join(pb_bytes(1, pb_int(1, int(d))) for d in shape)
+    tensor = pb_int(1, ONNX_TYPES[dtype]) + pb_bytes(2, dims)
+    return pb_bytes(1, name) + pb_bytes(2, pb_bytes(1, tensor))
+
+
+def onnx_epcontext_model(graph_name, attrs, inputs, outputs):
+    """ModelProto (IR 10, opsets "" 21 and com.microsoft 1) with one EPContext node."""
+    node = b"".join(pb_bytes(1, t["name"]) for t in inputs) + b"".join(pb_bytes(2, t["name"]) for t in outputs)
+    node += pb_bytes(3, graph_name) + pb_bytes(4, "EPContext") + pb_bytes(7, "com.microsoft")
+    for k, v in attrs.items():  # AttributeProto{name 1, i 3 | s 4, type 20: INT 2, STRING 3}
+        a = pb_bytes(1, k) + (pb_int(3, v) + pb_int(20, 2) if isinstance(v, int) else pb_bytes(4, v) + pb_int(20, 3))
+        node += pb_bytes(5, a)
+    graph = pb_bytes(1, node) + pb_bytes(2, graph_name + "_wrapper")
+    graph += b"".join(pb_bytes(11, onnx_value_info(t["name"], t["dtype"], t["shape"])) for t in inputs)
+    graph += b"".join(pb_bytes(12, onnx_value_info(t["name"], t["dtype"], t["shape"])) for t in outputs)
+    opsets = pb_bytes(8, pb_bytes(1, "") + pb_int(2, 21)) + pb_bytes(8, pb_bytes(1, "com.microsoft") + pb_int(2, 1))
+    return pb_int(1, 10) + opsets + pb_bytes(7, graph)
+
+
+def onnx_read_epcontext_model(data):
+    """The nodes ({name, op_type, inputs, outputs, attrs}) and the I/O {name: {name, dtype, shape}}."""
+    graph = pb_decode(pb_decode(data).get(7, [b""])[0])
+    nodes = []
+    for nb in graph.get(1, []):
+        n = pb_decode(nb)
+        attrs = {}
+        for ab in n.get(5, []):
+            a = pb_decode(ab)
+            attrs[pb_str(a, 1)] = a[4][0].decode("utf-8", "replace") if 4 in a else a.get(3, [0])[0]
+        nodes.append({"name": pb_str(n, 3), "op_type": pb_str(n, 4), "attrs": attrs,
+                      "inputs": [x.decode() for x in n.get(1, [])], "outputs": [x.decode() for x in n.get(2, [])]})
+    io = {}
+    for vb in graph.get(11, []) + graph.get(12, []):
+        v = pb_decode(vb)
+        t = pb_decode(pb_decode(v.get(2, [b""])[0]).get(1, [b""])[0])
+        dims = [pb_decode(d) for d in pb_decode(t.get(2, [b""])[0]).get(1, [])]
+        name = pb_str(v, 1)
+        io[name] = {"name": name, "dtype": ONNX_TYPE_NAMES.get(t.get(1, [0])[0], f"onnx_type_{t.get(1, [0])[0]}"),
+                    "shape": [d.get(1, [-1])[0] for d in dims]}
+    return nodes, io
+
+
+# ---------------------------------------------------------------------------------------------
 # ONNX Runtime, engaged as a plugin EP (the reference: providers=[...] silently runs on the CPU).
 
 _ort = None
@@ -106,7 +218,7 @@ _ort = None
 def missing_packages():
     missing = []
     for module, package in (("onnxruntime", "onnxruntime"), ("onnxruntime_qnn", "onnxruntime-qnn"),
-                            ("onnx", "onnx"), ("numpy", "numpy")):
+                            ("numpy", "numpy")):
         try:
             __import__(module)
         except Exception as e:  # an ImportError, or a broken install
@@ -122,7 +234,6 @@ def ort_modules():
             names = ", ".join(m["package"] for m in missing)
             raise BadInput(f"the Python packages {names} cannot be imported ({PACKAGES_HINT})")
         import numpy
-        import onnx
         import onnxruntime
         import onnxruntime_qnn
         onnxruntime.set_default_logger_severity(3)  # errors only; warnings are noise here
@@ -130,12 +241,12 @@ def ort_modules():
         devices = [d for d in onnxruntime.get_ep_devices() if d.ep_name == "QNNExecutionProvider"]
         if not devices:
             raise BridgeFailure("ONNX Runtime lists no QNNExecutionProvider device after registering the plugin")
-        _ort = (onnxruntime, onnxruntime_qnn, onnx, numpy, devices)
+        _ort = (onnxruntime, onnxruntime_qnn, numpy, devices)
     return _ort
 
 
 def session_options(provider_options, config):
-    ort, qnn, _, _, devices = ort_modules()
+    ort, qnn, _, devices = ort_modules()
     opts = {str(k): str(v) for k, v in provider_options.items()}
     if not opts.get("htp_arch"):
         # Without it the simulator behaves like V68 and is many steps off (the reference, §2).
@@ -191,22 +302,6 @@ def create_session(model, so, what, capture):
     raise (BadInput if bad else BridgeFailure)(detail)
 
 
-def elem_name(onnx, numpy, elem_type):
-    try:
-        return numpy.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).name
-    except Exception:
-        return f"onnx_type_{elem_type}"
-
-
-def value_infos(onnx, numpy, infos):
-    out = {}
-    for vi in infos:
-        t = vi.type.tensor_type
-        out[vi.name] = {"name": vi.name, "dtype": elem_name(onnx, numpy, t.elem_type),
-                        "shape": [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]}
-    return out
-
-
 def qnn_graph_io(json_dir, graph, io):
     """The graph's inputs and outputs in the QNN graph's own order, with their quantization. The
     QNN EP's JSON dump (provider option dump_json_qnn_graph) lists every tensor with a creation id
@@ -236,7 +331,7 @@ def qnn_graph_io(json_dir, graph, io):
 
 def do_probe(header, blobs):
     info = {"python": sys.version.split()[0], "protocol": 1, "missing": missing_packages()}
-    for module in ("onnxruntime", "onnxruntime_qnn", "onnx", "numpy"):
+    for module in ("onnxruntime", "onnxruntime_qnn", "numpy"):
         try:
             info[module] = __import__(module).__version__
         except Exception:
@@ -250,7 +345,7 @@ def do_probe(header, blobs):
 
 
 def do_compile(header, blobs):
-    ort, qnn, onnx, numpy, _ = ort_modules()
+    ort, qnn, numpy, _ = ort_modules()
     models = header.get("models", [])
     if len(models) != len(blobs) or not models:
         raise BadInput(f"compile: {len(models)} model descriptions for {len(blobs)} model blobs")
@@ -275,23 +370,23 @@ def do_compile(header, blobs):
             del session
             if not os.path.exists(ctx_model):
                 raise BridgeFailure(f"{what}: ONNX Runtime wrote no EPContext model")
-            m = onnx.load(ctx_model, load_external_data=False)
-            nodes = [n for n in m.graph.node if n.op_type == "EPContext"]
-            if len(nodes) != 1 or len(m.graph.node) != 1:
+            with open(ctx_model, "rb") as f:
+                all_nodes, io = onnx_read_epcontext_model(f.read())
+            nodes = [n for n in all_nodes if n["op_type"] == "EPContext"]
+            if len(nodes) != 1 or len(all_nodes) != 1:
                 raise BadInput(f"{what}: the model became {len(nodes)} QNN graphs and "
-                               f"{len(m.graph.node) - len(nodes)} other nodes; it must become exactly one QNN graph")
+                               f"{len(all_nodes) - len(nodes)} other nodes; it must become exactly one QNN graph")
             node = nodes[0]
-            attrs = {a.name: (a.s.decode() if a.type == onnx.AttributeProto.STRING else a.i) for a in node.attribute}
-            io = value_infos(onnx, numpy, list(m.graph.input) + list(m.graph.output))
-            ordered = qnn_graph_io(json_dir, node.name, io)
+            attrs = node["attrs"]
+            ordered = qnn_graph_io(json_dir, node["name"], io)
             source = "qnn_json_dump"
             if ordered is None:  # no dump: the EPContext model's order, which the EP keeps
                 source = "epcontext_model"
-                ordered = {"inputs": [io[n] for n in node.input], "outputs": [io[n] for n in node.output]}
+                ordered = {"inputs": [io[n] for n in node["inputs"]], "outputs": [io[n] for n in node["outputs"]]}
             binfile = attrs.get("ep_cache_context", "")
             if binfile not in files:
                 files.append(binfile)
-            results.append({"name": desc.get("name", ""), "graph": node.name, "binary": files.index(binfile),
+            results.append({"name": desc.get("name", ""), "graph": node["name"], "binary": files.index(binfile),
                             "inputs": ordered["inputs"], "outputs": ordered["outputs"], "io_order_source": source,
                             "ep_sdk_version": attrs.get("ep_sdk_version", ""), "seconds": seconds})
         binaries = []
@@ -320,7 +415,7 @@ next_session = [1]
 
 
 def do_load(header, blobs):
-    ort, qnn, onnx, numpy, _ = ort_modules()
+    ort, qnn, numpy, _ = ort_modules()
     methods = header.get("methods", [])
     if not blobs or not methods:
         raise BadInput("load: no context binary or no method")
@@ -347,27 +442,19 @@ def do_load(header, blobs):
                 for t in ins + outs:
                     if not has_recorded_string(binary, t["name"]):
                         raise BadInput(f"{what}: the context binary has no tensor named '{t['name']}'")
-            vis = []
             for t in ins + outs:
-                try:
-                    et = onnx.helper.np_dtype_to_tensor_dtype(numpy.dtype(t["dtype"]))
-                except TypeError:
-                    raise BadInput(f"{what}: tensor '{t['name']}' has an unknown dtype '{t['dtype']}'")
-                vis.append(onnx.helper.make_tensor_value_info(t["name"], et, [int(d) for d in t["shape"]]))
+                if t.get("dtype") not in ONNX_TYPES:
+                    raise BadInput(f"{what}: tensor '{t.get('name')}' has a type ONNX Runtime cannot take here: "
+                                   f"{t.get('dtype')}")
             attrs = {"main_context": 1, "ep_cache_context": f"ctx{k}.bin", "embed_mode": 0, "source": "QNN",
                      "partition_name": graph}
             if by_name:
                 # Bind by name, never by position (the reference, §4): "<model name>=<binary name>;".
                 attrs["io_name_overrides"] = "".join(f"{t['name']}={t['name']};" for t in ins + outs)
-            node = onnx.helper.make_node("EPContext", [t["name"] for t in ins], [t["name"] for t in outs],
-                                         name=graph, domain="com.microsoft", **attrs)
-            g = onnx.helper.make_graph([node], f"{method}_wrapper", vis[:len(ins)], vis[len(ins):])
-            m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 21),
-                                                         onnx.helper.make_opsetid("com.microsoft", 1)])
-            m.ir_version = 10
+            model = onnx_epcontext_model(graph, attrs, ins, outs)
             path = os.path.join(work, f"method{j}.onnx")  # beside the binary: ep_cache_context is relative
             with open(path, "wb") as f:
-                f.write(m.SerializeToString())
+                f.write(model)
             so = session_options(header.get("provider_options", {}), {})
             session = create_session(path, so, what, capture=False)
             loaded.methods[method] = (session, ins, outs)
@@ -381,7 +468,7 @@ def do_load(header, blobs):
 
 
 def do_run(header, blobs):
-    ort, qnn, onnx, numpy, _ = ort_modules()
+    ort, qnn, numpy, _ = ort_modules()
     loaded = sessions.get(header.get("session"))
     if loaded is None:
         raise BadInput(f"run: no session {header.get('session')}")
