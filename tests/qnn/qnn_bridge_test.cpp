@@ -14,12 +14,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "backends/qnn/qnn_bridge.h"
 #include "backends/qnn/qnn_bridge_source.h"
@@ -73,6 +76,22 @@ def linear(rows, sfx):
     save(h.make_graph(nodes, "linear" + sfx, [h.make_tensor_value_info(x, T.UINT16, [rows, K])],
                       [h.make_tensor_value_info(y, T.UINT16, [rows, N])], inits), f"linear{rows}{sfx}.onnx")
 linear(1, ""); linear(4, ""); linear(4, "_ar4")
+# two.onnx: inputs a [1, K], b [1, N]; outputs sum = Q(DQ(mm) + DQ(b)), mm = the linear (made first).
+w = np.array([[(k * 31 + n * 17) % 255 - 127 for n in range(N)] for k in range(K)], np.int8)
+ws = np.array([0.0005 + 0.00005 * n for n in range(N)], np.float32)
+inits = [nh.from_array(w, "w_q"), nh.from_array(ws, "w_s"), nh.from_array(np.zeros(N, np.int8), "w_z"),
+         nh.from_array(np.array(2 / 65535, np.float32), "x_s"), nh.from_array(np.array(32768, np.uint16), "x_z"),
+         nh.from_array(np.array(0.001, np.float32), "y_s"), nh.from_array(np.array(32768, np.uint16), "y_z")]
+nodes = [h.make_node("DequantizeLinear", ["input_1_b", "y_s", "y_z"], ["b_dq"]),
+         h.make_node("DequantizeLinear", ["input_0_a", "x_s", "x_z"], ["a_dq"]),
+         h.make_node("DequantizeLinear", ["w_q", "w_s", "w_z"], ["w_dq"], axis=1),
+         h.make_node("MatMul", ["a_dq", "w_dq"], ["mm"], name="proj"),
+         h.make_node("QuantizeLinear", ["mm", "y_s", "y_z"], ["output_1_mm"]),
+         h.make_node("DequantizeLinear", ["output_1_mm", "y_s", "y_z"], ["mm_dq"]),
+         h.make_node("Add", ["mm_dq", "b_dq"], ["sum"], name="add"),
+         h.make_node("QuantizeLinear", ["sum", "y_s", "y_z"], ["output_0_sum"])]
+save(h.make_graph(nodes, "two", [h.make_tensor_value_info("input_0_a", T.UINT16, [1, K]), h.make_tensor_value_info("input_1_b", T.UINT16, [1, N])],
+                  [h.make_tensor_value_info("output_0_sum", T.UINT16, [1, N]), h.make_tensor_value_info("output_1_mm", T.UINT16, [1, N])], inits), "two.onnx")
 nodes = [h.make_node("Det", ["a"], ["d"], name="the_det"), h.make_node("Relu", ["d"], ["o"], name="relu")]
 save(h.make_graph(nodes, "bad", [h.make_tensor_value_info("a", T.FLOAT, [2, 2])], [h.make_tensor_value_info("o", T.FLOAT, [])]), "det.onnx")
 inits = [nh.from_array(np.array(0.001, np.float32), "s_in"), nh.from_array(np.array(32768, np.uint16), "z_in"),
@@ -83,13 +102,20 @@ save(h.make_graph(nodes, "requant", [h.make_tensor_value_info("input_0_x", T.UIN
                   [h.make_tensor_value_info("output_0_y", T.UINT16, [2048, 4096])], inits), "requant.onnx")
 )PY";
 
-// The models (generated once per test binary); empty when Python's onnx is missing.
+// The models, generated once per build tree (ctest runs each test in its own process) into a
+// directory named after the generator's hash, published by an atomic rename.
 const std::vector<uint8_t>& model(const std::string& name) {
   static const std::filesystem::path dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("genai_qnn_models_" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    const auto r = runtime::run_subprocess({"python3", "-c", kGenerator, d.string()});
-    if (!r.ok()) std::fprintf(stderr, "model generator: %s\n", runtime::printable_tail(r.err).c_str());
+    const auto d = std::filesystem::path(GENAI_BINARY_DIR) / "tests" /
+                   fmt::format("qnn_models_{:016x}", std::hash<std::string_view>{}(kGenerator));
+    if (std::filesystem::exists(d)) return d;
+    const auto tmp = d.string() + ".tmp" + std::to_string(getpid());
+    std::filesystem::create_directories(tmp);
+    const auto r = runtime::run_subprocess({"python3", "-c", kGenerator, tmp});
+    if (!r.ok()) throw_failure("the test's model generator failed ({}): {}", r.describe(), runtime::printable_tail(r.err));
+    std::error_code ec;
+    std::filesystem::rename(tmp, d, ec);  // another test process may have won the race
+    std::filesystem::remove_all(tmp, ec);
     return d;
   }();
   static std::map<std::string, std::vector<uint8_t>> cache;
@@ -356,6 +382,52 @@ TEST(QnnBridge, BadPayloadsMissingGraphsAndWrongTensorsAreInputErrors) {
   const std::span<uint8_t> outs[] = {mutable_bytes_of(y)};
   EXPECT_THROW(bridge.run(s, "kv_forward", ins, outs), InputError);
   EXPECT_THROW(bridge.run(s, "prefill_forward", ins, outs), InputError);
+}
+
+// The order compile reports is the QNN graph's own: binding by position in that order gives what
+// binding by name gives, whatever order the names are listed in.
+TEST(QnnBridge, GraphOrderBindsByPositionAsNamesBindByName) {
+  QnnBridge& bridge = shared_bridge();
+  REQUIRE_ONNXRUNTIME_QNN(bridge);
+  const QnnModel models[] = {{"two", model("two.onnx")}};
+  const QnnCompileResult c = bridge.compile(models, kSm8650, false);
+  const QnnGraphInfo& g = c.graphs.at(0);
+  ASSERT_EQ(g.inputs.size(), 2u);
+  ASSERT_EQ(g.outputs.size(), 2u);
+  EXPECT_EQ(g.inputs[0].name, "input_0_a");
+  EXPECT_EQ(g.inputs[1].name, "input_1_b");
+  EXPECT_EQ(g.outputs[0].name, "output_0_sum");
+  EXPECT_EQ(g.outputs[1].name, "output_1_mm");
+  QnnMethodBinding by_name = binding_for("by_name", g);
+  std::swap(by_name.inputs[0], by_name.inputs[1]);  // b, a
+  std::swap(by_name.outputs[0], by_name.outputs[1]);  // mm, sum
+  QnnMethodBinding by_position = binding_for("by_position", g);
+  by_position.bind = QnnMethodBinding::Bind::kByPosition;
+  const char* names[] = {"tokens", "cache", "logits", "new_cache"};
+  by_position.inputs[0].name = names[0];
+  by_position.inputs[1].name = names[1];
+  by_position.outputs[0].name = names[2];
+  by_position.outputs[1].name = names[3];
+  const std::span<const uint8_t> bins[] = {bytes_of(c.binaries[0])};
+  const QnnMethodBinding methods[] = {by_name, by_position};
+  const QnnSessionId s = bridge.load(bins, methods, kSm8650);
+  std::vector<uint16_t> a(kK), b(kN), sum1(kN), mm1(kN), sum2(kN), mm2(kN);
+  for (int i = 0; i < kK; ++i) a[i] = static_cast<uint16_t>(kInZero - 9000 + 277 * i);
+  for (int i = 0; i < kN; ++i) b[i] = static_cast<uint16_t>(kOutZero - 300 + 19 * i);
+  const std::span<const uint8_t> in_by_name[] = {bytes_of(b), bytes_of(a)};
+  const std::span<uint8_t> out_by_name[] = {mutable_bytes_of(mm1), mutable_bytes_of(sum1)};
+  bridge.run(s, "by_name", in_by_name, out_by_name);
+  const std::span<const uint8_t> in_by_position[] = {bytes_of(a), bytes_of(b)};
+  const std::span<uint8_t> out_by_position[] = {mutable_bytes_of(sum2), mutable_bytes_of(mm2)};
+  bridge.run(s, "by_position", in_by_position, out_by_position);
+  EXPECT_EQ(mm1, mm2);
+  EXPECT_EQ(sum1, sum2);
+  const auto want = reference(a, 1);
+  for (int n = 0; n < kN; ++n) {
+    EXPECT_LE(std::abs(int{mm1[n]} - int{want[n]}), 1) << n;
+    EXPECT_LE(std::abs(int{sum1[n]} - (int{want[n]} + int{b[n]} - kOutZero)), 1) << n;
+  }
+  bridge.close(s);
 }
 
 // GENAI_PYTHON set for the scope of one test.

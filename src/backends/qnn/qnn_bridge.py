@@ -10,6 +10,22 @@
 # `probe`; onnxruntime, onnxruntime_qnn and numpy are imported when first needed. The few ONNX
 # messages the bridge reads and writes (EPContext models) are coded here (protobuf wire format,
 # field numbers of onnx.proto): importing the `onnx` package costs more than a second.
+#
+# What ONNX Runtime 1.32 / onnxruntime-qnn 2.7.0 do, as observed (the bridge depends on it):
+# - The QNN graph is named by the EP ("QNNExecutionProvider_QNNExecutionProvider_<hash>_1_0"); the
+#   EPContext node's name and partition_name carry it. A single-graph binary is loaded whatever
+#   graph name the wrapper gives, so load() checks the name against the binary first.
+# - The binary stores names as uint32 LE length + bytes; "soc_type=<SoC>;arch=<N>" records the target.
+# - Graph I/O: a model input uint16 -> DequantizeLinear gives a QNN input of type ufixed16 with
+#   that encoding (outputs likewise through QuantizeLinear); a float input keeps a float QNN input
+#   and a Quantize op inside the graph. QNN I/O order = creation order in the EP's JSON dump =
+#   the ONNX model's input / output declaration order.
+# - Shared contexts (ep.share_ep_contexts): the graphs' I/O names must all differ ("Failed to
+#   pre-register input"); HTP weight sharing is always on, and the x86 simulator cannot load such
+#   a binary ("Shared weights buffer isn't supported on this platform"; ONNX Runtime may crash).
+# - io_name_overrides "<wrapper name>=<binary name>;...": identity overrides bind by name in any
+#   declaration order; renamed tensors declared in another order than the graph's crash ONNX
+#   Runtime, so the bridge only ever uses identity overrides (bind by name) or none (by position).
 import faulthandler
 import json
 import os
