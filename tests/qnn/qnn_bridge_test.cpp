@@ -252,6 +252,8 @@ TEST(QnnBridge, CompilesARecordedTargetAndRunsWithinOneStepOnTheSimulator) {
   const QnnCompileResult v73 = bridge.compile(models, target(43, 73), false);
   EXPECT_TRUE(contains(v73.binaries[0], "soc_type=SM8550;arch=73"));
   EXPECT_FALSE(contains(v73.binaries[0], "soc_type=SM8650"));
+  // The same model and options give the same bytes, whatever was compiled before.
+  EXPECT_TRUE(bridge.compile(models, kSm8650, false).binaries.at(0) == bin);
 
   start = Clock::now();
   const std::span<const uint8_t> bins[] = {bytes_of(bin)};

@@ -141,6 +141,7 @@ QnnBridge::QnnBridge(QnnBridgeTimeouts timeouts) : timeouts_(timeouts) { start_w
 
 void QnnBridge::start_worker() {
   sessions_.clear();
+  compiled_ = false;
   worker_.reset();
   auto argv = bridge_argv();
   const std::string python = argv[0];
@@ -152,6 +153,8 @@ void QnnBridge::start_worker() {
 }
 
 QnnBridge::~QnnBridge() = default;
+
+bool QnnBridge::running() const { return worker_ && worker_->running(); }
 
 QnnProbe QnnBridge::probe() {
   const Request req({{"op", "probe"}}, {});
@@ -194,6 +197,11 @@ QnnCompileResult QnnBridge::compile(std::span<const QnnModel> models, const QnnP
   const Request req({{"op", "compile"}, {"models", descs}, {"provider_options", provider_options_json(options)},
                      {"share_context", share_context}},
                     blobs);
+  // ONNX Runtime numbers the tensors of a process's contexts on from the previous compile, so
+  // only the first compile of a process gives the same bytes for the same models: each compile
+  // gets a fresh bridge.
+  if (compiled_) start_worker();
+  compiled_ = true;
   std::optional<Reply> reply;
   try {
     reply.emplace(decode_reply(worker_->call(what, req.parts(), timeouts_.compile), what));

@@ -106,7 +106,10 @@ class QnnBridge {
   // (ONNX Runtime then always enables HTP weight sharing, and the x86 simulator cannot load such
   // a binary), else one binary per model. A node the HTP refuses: InputError naming it. In a
   // shared context the graphs' input and output names must all differ; a failed shared compile
-  // restarts the bridge (ONNX Runtime cannot drop a half-built shared context), closing sessions.
+  // restarts the bridge (ONNX Runtime cannot drop a half-built shared context). Each compile runs
+  // in a fresh bridge process, the one way to get byte-identical binaries for identical models
+  // (the QNN compiler's bytes depend on what the process compiled before); so a compile closes
+  // the sessions this bridge had loaded: compile and run with separate QnnBridge objects.
   QnnCompileResult compile(std::span<const QnnModel> models, const QnnProviderOptions& options, bool share_context);
 
   // A session over `binaries` with the given methods. InputError when a binary is not a context,
@@ -121,6 +124,8 @@ class QnnBridge {
 
   // Seconds the bridge spent inside ONNX Runtime's last run (without the transfer).
   double last_run_seconds() const { return last_run_seconds_; }
+  // False once the bridge process died or a request failed at the transport level.
+  bool running() const;
 
  private:
   void start_worker();
@@ -129,6 +134,7 @@ class QnnBridge {
   std::unique_ptr<runtime::WorkerProcess> worker_;
   std::map<QnnSessionId, std::map<std::string, QnnMethodBinding, std::less<>>> sessions_;
   double last_run_seconds_ = 0;
+  bool compiled_ = false;  // this bridge process has compiled once
 };
 
 }  // namespace genai::backends::qnn
