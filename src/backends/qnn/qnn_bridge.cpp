@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 using runtime::MessagePart;
 
-constexpr std::string_view kPackageHint = "pip install onnxruntime-qnn==2.7.0 onnx";
+constexpr std::string_view kPackageHint = "pip install onnxruntime-qnn==2.7.0";
 
 void put_le(uint8_t* p, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));

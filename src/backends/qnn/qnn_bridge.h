@@ -75,7 +75,7 @@ struct QnnMethodBinding {
 };
 
 struct QnnProbe {
-  bool available = false;  // onnxruntime, onnxruntime_qnn, onnx and numpy all import
+  bool available = false;  // onnxruntime, onnxruntime_qnn and numpy all import
   std::string missing;     // what does not import, with Python's reason
   std::string python, onnxruntime, onnxruntime_qnn, qnn_sdk;
 };
