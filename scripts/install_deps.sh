@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what genai needs on Debian 12, idempotently.
 #   scripts/install_deps.sh          build + run dependencies (Debian packages)
-#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools
+#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools,
+#                                    and ONNX Runtime's QNN EP for --lowering qnn (PyPI)
 set -euo pipefail
 
 want_test=0
@@ -30,6 +31,11 @@ if (( ${#missing[@]} )); then
 fi
 
 if (( want_test )); then
-  # Test-side references only: the C++ code never imports Python.
+  # ONNX Runtime's QNN EP (the QNN HTP compiler and simulator), driven by genai's QNN bridge
+  # (src/backends/qnn/qnn_bridge.py) for --lowering qnn and QnnBackend programs.
+  if ! python3 -c 'import importlib.metadata as m; m.version("onnx"); assert m.version("onnxruntime-qnn") == "2.7.0"' 2>/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "onnxruntime-qnn==2.7.0" onnx
+  fi
+  # Test-side references only: the C++ code never imports them.
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$(dirname "$0")/../tests/python/requirements.txt"
 fi
