@@ -3,6 +3,7 @@
 // comparison of the model's output codes with the QDQ reference's on the same inputs.
 #pragma once
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -88,11 +89,15 @@ inline void write_case(const ExportCase& c, const backends::qnn::OnnxModel& m, c
 struct StepDifference {
   int64_t max_steps = 0;
   int64_t differing = 0, compared = 0;
+  double signal = 0.0, noise = 0.0;  // sums of squares of the reference and of the difference, in steps
+  double sqnr_db() const { return noise > 0.0 ? 10.0 * std::log10(signal / noise) : 999.0; }
   double share() const { return compared ? static_cast<double>(differing) / static_cast<double>(compared) : 0.0; }
   void add(const StepDifference& o) {
     max_steps = std::max(max_steps, o.max_steps);
     differing += o.differing;
     compared += o.compared;
+    signal += o.signal;
+    noise += o.noise;
   }
 };
 
@@ -117,7 +122,10 @@ inline std::map<std::string, StepDifference> compare_outputs(const ExportCase& c
     for (int64_t k = 0; k < r.numel(); ++k) {
       const int64_t got = o.dtype == DType::kU8 ? static_cast<uint8_t>(bytes[static_cast<size_t>(k)])
                                                 : reinterpret_cast<const uint16_t*>(bytes.data())[k];
-      const int64_t diff = std::abs(got - quant::quantize_value(r.data<float>()[k], e));
+      const int64_t want = quant::quantize_value(r.data<float>()[k], e);
+      const int64_t diff = std::abs(got - want);
+      d.signal += static_cast<double>(want - e.zero_point) * static_cast<double>(want - e.zero_point);
+      d.noise += static_cast<double>(diff) * static_cast<double>(diff);
       d.max_steps = std::max(d.max_steps, diff);
       d.differing += diff != 0;
       ++d.compared;

@@ -416,8 +416,8 @@ TEST(OnnxExportCpu, WholeGraphsMatchQdqReference) {
     StepDifference kv;
     for (const auto& [n, d] : r.outputs)
       if (n != "logits") kv.add(d);
-    std::printf("%-40s logits max %4lld steps (%5.2f%% differ)  k/v max %3lld (%5.2f%%)\n", labels[i].c_str(),
-                static_cast<long long>(logits.max_steps), 100.0 * logits.share(), static_cast<long long>(kv.max_steps),
+    std::printf("%-40s logits max %4lld steps (%5.2f%% differ, SQNR %.1f dB)  k/v max %3lld (%5.2f%%)\n", labels[i].c_str(),
+                static_cast<long long>(logits.max_steps), 100.0 * logits.share(), logits.sqnr_db(), static_cast<long long>(kv.max_steps),
                 100.0 * kv.share());
     // Measured: exact form <= 15 logit steps and 3 k/v steps (float vs integer accumulation,
     // amplified over two layers); the htp form's quantized intermediates add up to 123 / 26.
@@ -466,6 +466,41 @@ TEST(OnnxExportHtp, LongPerOpOnSimulator) {
     std::printf("%-18s %10lld %9.2f%%\n", all[i].c.name.c_str(), static_cast<long long>(r.total.max_steps),
                 100.0 * r.total.share());
     EXPECT_LE(r.total.max_steps, htp_bounds().at(all[i].c.name));
+  }
+}
+
+// Whole random decoder graphs on the simulator: the logit and k/v steps against the QDQ
+// reference, and the logits' SQNR (dB) of the simulator's dequantized logits.
+TEST(OnnxExportHtp, LongWholeGraphsOnSimulator) {
+  GENAI_REQUIRE_AVAILABLE(qnn_available(), "python3 modules onnx, onnxruntime and onnxruntime_qnn");
+  testing::TempDir dir;
+  std::vector<Exported> all;
+  std::vector<std::string> labels;
+  for (const char* recipe : {"16a8w", "16a4w_block:32"}) {
+    const auto q = backends_testing::quantize(backends_testing::block_friendly_model(), recipe, graph::ModelMode::kHybrid);
+    for (const char* name : {"kv_forward", "prefill_forward"}) {
+      std::string tag = fmt::format("{}_{}", recipe, name);
+      std::replace(tag.begin(), tag.end(), ':', '_');
+      all.push_back(exported(decoder_case(q, name, 5, 3), "htp", forms()[1].second, dir.path() + "/" + tag));
+      labels.push_back(tag);
+    }
+  }
+  const auto results = run_all(all, {"--ep", "htp", "--htp_arch", "75", "--soc_model", "57"});
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& r = results[i];
+    SCOPED_TRACE(labels[i]);
+    if (r.result.contains("error")) {
+      ADD_FAILURE() << r.result["error"];
+      continue;
+    }
+    const auto& logits = r.outputs.at("logits");
+    StepDifference kv;
+    for (const auto& [n, d] : r.outputs)
+      if (n != "logits") kv.add(d);
+    std::printf("%-32s simulator: logits max %5lld steps (%5.2f%% differ, SQNR %.1f dB)  k/v max %4lld (%5.2f%%)  run %.3f s\n",
+                labels[i].c_str(), static_cast<long long>(logits.max_steps), 100.0 * logits.share(), logits.sqnr_db(),
+                static_cast<long long>(kv.max_steps), 100.0 * kv.share(), r.result["run_seconds"].get<double>());
+    EXPECT_LE(logits.max_steps, 4096);
   }
 }
 
