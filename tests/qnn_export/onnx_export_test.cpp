@@ -119,6 +119,25 @@ ExportCase matmul_case(const CaseSpec& s) {
   return finish(b, s);
 }
 
+// Q·Kᵀ with K as a symmetric uint8 tensor (zero point 128), the KV form qnn_onnxruntime.md 3b
+// found native on the HTP (uint16 x uint16 is silently narrowed there).
+ExportCase matmul_u8_case(const CaseSpec& s) {
+  Builder b = start();
+  const auto q = b.input("q", {1, 2, 3, 16});
+  const auto k = b.input("k", {1, 2, 16, 5});
+  b.g->add_output("y", b.g->add_op(OpKind::kMatMul, {q, k}, "y"));
+  float m = 0.0f;
+  for (int64_t i = 0; i < b.inputs["k"].numel(); ++i) m = std::max(m, std::fabs(b.inputs["k"].data<float>()[i]));
+  quant::Encoding e;
+  e.dtype = QDType::kU8;
+  e.qmin = 0;
+  e.qmax = 255;
+  e.zero_point = 128;
+  e.scale = m / 127.0f;
+  b.fixed["k"] = e;
+  return finish(b, s);
+}
+
 ExportCase rms_norm_case(const CaseSpec& s) {
   Builder b = start([](Builder& b) {  // gamma around 1, as trained norms are
     Tensor gamma = random_tensor({64}, b.rng, 0.2f);
@@ -258,6 +277,7 @@ std::vector<ExportCase> op_cases() {
           linear_case({"linear_8bit_bias", QDType::kU16, QDType::kI8}, true),
           linear_case({"linear_8bit_u8", QDType::kU8, QDType::kI8}),
           matmul_case({"matmul"}),
+          matmul_u8_case({"matmul_u16_u8sym"}),
           rms_norm_case({"rms_norm"}),
           rope_case({"rope"}),
           masked_softmax_case({"masked_softmax"}),
@@ -327,7 +347,7 @@ TEST(OnnxExport, FloatBundleIsRefused) {
 const std::map<std::string, std::pair<int64_t, int64_t>>& cpu_bounds() {
   static const std::map<std::string, std::pair<int64_t, int64_t>> b{
       {"linear_8bit", {1, 1}}, {"linear_4bit", {1, 1}},  {"linear_block32", {1, 1}}, {"linear_lpbq32", {1, 1}},
-      {"linear_8bit_bias", {1, 1}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"rms_norm", {1, 1}},
+      {"linear_8bit_bias", {1, 1}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {1, 1}}, {"rms_norm", {1, 1}},
       {"rope", {1, 1}}, {"masked_softmax", {1, 1}}, {"silu_mul", {1, 1}}, {"add", {1, 1}},
       {"gather", {0, 0}}, {"concat_slice", {0, 0}}};
   return b;
@@ -443,7 +463,7 @@ bool qnn_available() {
 const std::map<std::string, int64_t>& htp_bounds() {
   static const std::map<std::string, int64_t> b{
       {"linear_8bit", 1}, {"linear_4bit", 24}, {"linear_block32", 32}, {"linear_lpbq32", 24},
-      {"linear_8bit_bias", 2}, {"linear_8bit_u8", 1}, {"matmul", 300}, {"rms_norm", 1},
+      {"linear_8bit_bias", 2}, {"linear_8bit_u8", 1}, {"matmul", 300}, {"matmul_u16_u8sym", 3}, {"rms_norm", 1},
       {"rope", 1}, {"masked_softmax", 6}, {"silu_mul", 2}, {"add", 1},
       {"gather", 0}, {"concat_slice", 0}};
   return b;
