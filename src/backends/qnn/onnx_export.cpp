@@ -1,0 +1,599 @@
+#include "backends/qnn/onnx_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include "core/error.h"
+#include "graph/graph.h"
+#include "quant/encoding_set.h"
+
+namespace genai::backends::qnn {
+
+using graph::Graph;
+using graph::OpKind;
+using graph::ValueId;
+using graph::ValueKind;
+using quant::Encoding;
+using quant::QDType;
+using quant::WeightEncoding;
+
+std::string onnx_input_name(size_t index, std::string_view name) { return fmt::format("input_{}_{}", index, name); }
+std::string onnx_output_name(size_t index, std::string_view name) { return fmt::format("output_{}_{}", index, name); }
+
+namespace {
+
+// TensorProto.DataType values (plain int32 on the wire, so types newer than the installed
+// onnx.proto, such as INT4, are written by number).
+enum OnnxType : int32_t {
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kInt4 = 22,
+};
+constexpr int64_t kIrVersion = 11;  // the IR version of opset 23
+// Element type of derived intermediate encodings: 16 bits whatever the activations', since an
+// 8-bit rounding inside rope or silu would add a full 8-bit step where the reference adds none.
+constexpr QDType kIntermediate = QDType::kU16;
+
+int32_t onnx_type(QDType t) {
+  switch (t) {
+    case QDType::kU8: return kUint8;
+    case QDType::kU16: return kUint16;
+    case QDType::kI8: return kInt8;
+    case QDType::kI16: return kInt16;
+    case QDType::kI4: return kInt4;
+    case QDType::kF16: break;
+  }
+  throw_failure("qnn export: no integer ONNX type for {}", quant::qdtype_name(t));
+}
+
+int32_t onnx_type(DType t) {
+  switch (t) {
+    case DType::kF32: return kFloat;
+    case DType::kU8: return kUint8;
+    case DType::kI8: return kInt8;
+    case DType::kU16: return kUint16;
+    case DType::kI16: return kInt16;
+    case DType::kI32: return kInt32;
+    case DType::kI64: return kInt64;
+    default: break;
+  }
+  throw_failure("qnn export: no ONNX type for {}", dtype_name(t));
+}
+
+// Raw little-endian bytes of integer values in element type `t` (int4 two per byte, low nibble first).
+std::string pack_integers(const std::vector<int64_t>& v, int32_t t) {
+  std::string out;
+  auto put = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof(x)); };
+  if (t == kInt4) {
+    out.assign((v.size() + 1) / 2, '\0');
+    for (size_t i = 0; i < v.size(); ++i)
+      out[i / 2] = static_cast<char>(static_cast<uint8_t>(out[i / 2]) | ((static_cast<uint8_t>(v[i]) & 0xF) << (4 * (i % 2))));
+    return out;
+  }
+  for (int64_t x : v) {
+    switch (t) {
+      case kUint8: put(static_cast<uint8_t>(x)); break;
+      case kInt8: put(static_cast<int8_t>(x)); break;
+      case kUint16: put(static_cast<uint16_t>(x)); break;
+      case kInt16: put(static_cast<int16_t>(x)); break;
+      case kInt32: put(static_cast<int32_t>(x)); break;
+      case kInt64: put(static_cast<int64_t>(x)); break;
+      default: throw_failure("qnn export: cannot pack integers as ONNX type {}", t);
+    }
+  }
+  return out;
+}
+
+// The real range an encoding represents.
+std::pair<float, float> encoding_range(const Encoding& e) {
+  return {static_cast<float>(e.qmin - e.zero_point) * e.scale, static_cast<float>(e.qmax - e.zero_point) * e.scale};
+}
+
+class Exporter {
+ public:
+  Exporter(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options)
+      : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options) {}
+
+  OnnxModel run() {
+    onnx::ModelProto model;
+    model.set_ir_version(kIrVersion);
+    model.set_producer_name("genai");
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOnnxOpset);
+    gp_ = model.mutable_graph();
+    gp_->set_name(g_.name());
+    qname_.assign(g_.values().size(), "");
+    OnnxModel out;
+    bind_inputs(out);
+    name_outputs();
+    for (const auto& op : g_.ops()) emit(op);
+    bind_outputs(out);
+    google::protobuf::io::StringOutputStream stream(&out.bytes);
+    {
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      if (!model.SerializeToCodedStream(&coded)) throw_failure("qnn export: graph {}: serialization failed", g_.name());
+    }
+    return out;
+  }
+
+ private:
+  // ---- encodings -------------------------------------------------------------------------
+  const Encoding& enc(ValueId v) const {
+    const std::string& n = g_.value(v).name;
+    auto it = set_.activations.find(n);
+    if (it == set_.activations.end()) throw_failure("qnn export: graph {}: tensor {} has no encoding", g_.name(), n);
+    check_encoding(it->second, n);
+    return it->second;
+  }
+  void check_encoding(const Encoding& e, const std::string& n) const {
+    if (e.is_float()) throw_failure("qnn export: graph {}: tensor {} has a float16 encoding", g_.name(), n);
+    // ONNX QuantizeLinear saturates to the element type's range, so narrower ranges are not expressible.
+    if (e.qmin != quant::qdtype_min(e.dtype) || e.qmax != quant::qdtype_max(e.dtype))
+      throw_failure("qnn export: graph {}: tensor {} clamps to [{}, {}], narrower than {}", g_.name(), n, e.qmin, e.qmax,
+                    quant::qdtype_name(e.dtype));
+  }
+
+  // ---- initializers ----------------------------------------------------------------------
+  void add_initializer(const std::string& name, int32_t type, const std::vector<int64_t>& dims, std::string raw) {
+    if (!initializers_.insert(name).second) return;  // one initializer per name
+    auto* t = gp_->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(std::move(raw));
+  }
+  void add_floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+    std::string raw(v.size() * sizeof(float), '\0');
+    if (!v.empty()) std::memcpy(raw.data(), v.data(), raw.size());
+    add_initializer(name, kFloat, dims, std::move(raw));
+  }
+  void add_ints(const std::string& name, int32_t type, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+    add_initializer(name, type, dims, pack_integers(v, type));
+  }
+  std::string int64s(const std::string& name, const std::vector<int64_t>& v) {
+    add_ints(name, kInt64, {static_cast<int64_t>(v.size())}, v);
+    return name;
+  }
+
+  // Scale and zero point initializers of one encoding, under `tag`.
+  std::pair<std::string, std::string> qparams(const std::string& tag, const Encoding& e) {
+    add_floats(tag + ".scale", {}, {e.scale});
+    add_ints(tag + ".zero_point", onnx_type(e.dtype), {}, {e.zero_point});
+    return {tag + ".scale", tag + ".zero_point"};
+  }
+
+  // ---- nodes -----------------------------------------------------------------------------
+  onnx::NodeProto* node(const std::string& op_type, const std::vector<std::string>& inputs, const std::string& output) {
+    auto* n = gp_->add_node();
+    n->set_op_type(op_type);
+    n->set_name(fmt::format("{}_{}", op_type, node_count_++));
+    for (const auto& i : inputs) n->add_input(i);
+    n->add_output(output);
+    return n;
+  }
+  static void attr_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+  std::string fresh(const std::string& base) { return fmt::format("{}/{}", base, fresh_count_[base]++); }
+
+  // DequantizeLinear of integer tensor `q` on `e` (tag names its parameters); a new node for
+  // every use, as QDQ node units expect their own DQ.
+  std::string dq(const std::string& q, const std::string& tag, const Encoding& e) {
+    const auto [s, z] = qparams(tag, e);
+    const std::string out = fresh(tag + ".dq");
+    node("DequantizeLinear", {q, s, z}, out);
+    return out;
+  }
+  // Quantizes float `x` on `e` into tensor `out`.
+  void q(const std::string& x, const std::string& tag, const Encoding& e, const std::string& out) {
+    const auto [s, z] = qparams(tag, e);
+    node("QuantizeLinear", {x, s, z}, out);
+  }
+  // A float use of value `v` (int32 values are used as they are).
+  std::string use(ValueId v) {
+    const auto& val = g_.value(v);
+    if (val.kind == ValueKind::kWeight || val.kind == ValueKind::kConstant) return constant_operand(v);
+    if (qname_[static_cast<size_t>(v)].empty())
+      throw_failure("qnn export: graph {}: value {} used before it is defined", g_.name(), val.name);
+    if (val.type.dtype != DType::kF32) return qname_[static_cast<size_t>(v)];
+    return dq(qname_[static_cast<size_t>(v)], val.name, enc(v));
+  }
+  // Quantizes the float result `x` of op result `r` on its encoding and records the tensor.
+  void define(ValueId r, const std::string& x) {
+    const auto& val = g_.value(r);
+    const std::string out = output_name_.count(r) ? output_name_.at(r) : val.name + ".q";
+    q(x, val.name, enc(r), out);
+    qname_[static_cast<size_t>(r)] = out;
+  }
+  // A float tensor of an intermediate result, quantized on `e` when intermediates are.
+  std::string intermediate(const std::string& x, const std::string& tag, const Encoding& e) {
+    if (!options_.quantize_intermediates) return x;
+    const std::string qt = tag + ".q";
+    q(x, tag, e, qt);
+    return dq(qt, tag, e);
+  }
+
+  // ---- constants -------------------------------------------------------------------------
+  Tensor constant_tensor(ValueId v) const {
+    const auto& val = g_.value(v);
+    if (val.kind == ValueKind::kWeight) return g_.weights()->get(val.name).to_f32();
+    return val.constant->to_f32();
+  }
+  // A float constant read by a float op: exact scalar, uint16 tensor, or float32 (options).
+  std::string constant_operand(ValueId v) {
+    const auto& val = g_.value(v);
+    const Tensor t = constant_tensor(v);
+    const std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+    const float* p = t.data<float>();
+    std::vector<float> f(p, p + t.numel());
+    if (!options_.quantize_constants) {
+      add_floats(val.name, dims, f);
+      return val.name;
+    }
+    const std::string qt = val.name + ".q";
+    if (t.numel() == 1) {  // exactly: (1 - 0) * c, (0 - 1) * |c|, or 0
+      Encoding e;
+      e.dtype = QDType::kU8;
+      e.qmin = 0;
+      e.qmax = 255;
+      e.scale = f[0] == 0.0f ? 1.0f : std::fabs(f[0]);
+      e.zero_point = f[0] < 0.0f ? 1 : 0;
+      add_ints(qt, kUint8, dims, {f[0] > 0.0f ? 1 : 0});
+      return dq(qt, val.name, e);
+    }
+    float lo = 0.0f, hi = 0.0f;
+    for (float x : f) lo = std::min(lo, x), hi = std::max(hi, x);
+    const Encoding e = quant::asymmetric_encoding(QDType::kU16, lo, hi);
+    std::vector<int64_t> codes(f.size());
+    for (size_t i = 0; i < f.size(); ++i) codes[i] = quant::quantize_value(f[i], e);
+    add_ints(qt, kUint16, dims, codes);
+    return dq(qt, val.name, e);
+  }
+
+  // ---- graph I/O -------------------------------------------------------------------------
+  DType io_dtype(const std::string& name, const std::map<std::string, DType>& table, ValueId v) const {
+    auto it = table.find(name);
+    if (it != table.end()) return it->second;
+    if (g_.value(v).type.dtype != DType::kF32) return g_.value(v).type.dtype;
+    return quant::qdtype_storage(enc(v).dtype);
+  }
+  void value_info(onnx::ValueInfoProto* vi, const std::string& name, DType dtype, const Shape& shape) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx_type(dtype));
+    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void check_io_type(const std::string& name, DType dtype, ValueId v) const {
+    if (g_.value(v).type.dtype != DType::kF32) {
+      if (dtype != g_.value(v).type.dtype)
+        throw_failure("qnn export: graph {}: I/O {} is {} but recorded as {}", g_.name(), name,
+                      dtype_name(g_.value(v).type.dtype), dtype_name(dtype));
+      return;
+    }
+    if (quant::qdtype_storage(enc(v).dtype) != dtype)
+      throw_failure("qnn export: graph {}: I/O {} is recorded as {} but its encoding is {}", g_.name(), name,
+                    dtype_name(dtype), quant::qdtype_name(enc(v).dtype));
+  }
+  void bind_inputs(OnnxModel& out) {
+    const auto& table = bundle_.quant_io_dtypes()->inputs;
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const ValueId v = g_.inputs()[i];
+      const auto& val = g_.value(v);
+      const DType dt = io_dtype(val.name, table, v);
+      check_io_type(val.name, dt, v);
+      const std::string name = onnx_input_name(i, val.name);
+      value_info(gp_->add_input(), name, dt, val.type.shape);
+      qname_[static_cast<size_t>(v)] = name;
+      out.inputs.push_back({name, val.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});
+    }
+  }
+  // Op results that are graph outputs are quantized straight into the output tensor (first name).
+  void name_outputs() {
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      const auto& o = g_.outputs()[i];
+      if (g_.value(o.value).kind == ValueKind::kOpResult && !output_name_.count(o.value))
+        output_name_[o.value] = onnx_output_name(i, o.name);
+    }
+  }
+  void bind_outputs(OnnxModel& out) {
+    const auto& table = bundle_.quant_io_dtypes()->outputs;
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      const auto& o = g_.outputs()[i];
+      const auto& val = g_.value(o.value);
+      const DType dt = io_dtype(o.name, table, o.value);
+      check_io_type(o.name, dt, o.value);
+      const std::string name = onnx_output_name(i, o.name);
+      if (qname_[static_cast<size_t>(o.value)] != name) node("Identity", {qname_[static_cast<size_t>(o.value)]}, name);
+      value_info(gp_->add_output(), name, dt, val.type.shape);
+      out.outputs.push_back({name, o.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});
+    }
+  }
+
+  // ---- ops -------------------------------------------------------------------------------
+  void emit(const graph::Op& op) {
+    const ValueId r = op.result;
+    const std::string& rn = g_.value(r).name;
+    switch (op.kind) {
+      case OpKind::kLinear: return emit_linear(op);
+      case OpKind::kGather: return emit_gather(op);
+      case OpKind::kRope: return emit_rope(op);
+      case OpKind::kSilu: {
+        const Encoding sig = quant::asymmetric_encoding(kIntermediate, 0.0f, 1.0f);
+        const std::string s = fresh(rn + ".sigmoid");
+        node("Sigmoid", {use(op.operands[0])}, s);
+        const std::string y = fresh(rn + ".f");
+        node("Mul", {use(op.operands[0]), intermediate(s, rn + ".sigmoid", sig)}, y);
+        return define(r, y);
+      }
+      case OpKind::kRmsNorm: {
+        const std::string y = fresh(rn + ".f");
+        auto* n = node("RMSNormalization", {use(op.operands[0]), use(op.operands[1])}, y);
+        attr_int(n, "axis", -1);
+        attr_float(n, "epsilon", static_cast<float>(graph::attr_float(op.attrs, "eps")));
+        return define(r, y);
+      }
+      default: break;
+    }
+    std::vector<std::string> in;
+    for (ValueId v : op.operands) in.push_back(use(v));
+    const std::string y = fresh(rn + ".f");
+    switch (op.kind) {
+      case OpKind::kAdd: node("Add", in, y); break;
+      case OpKind::kMul: node("Mul", in, y); break;
+      case OpKind::kMatMul: node("MatMul", in, y); break;
+      case OpKind::kSoftmax: attr_int(node("Softmax", in, y), "axis", -1); break;
+      case OpKind::kConcat: attr_int(node("Concat", in, y), "axis", graph::attr_int(op.attrs, "axis")); break;
+      case OpKind::kTranspose: attr_ints(node("Transpose", in, y), "perm", graph::attr_ints(op.attrs, "perm")); break;
+      case OpKind::kReshape: {
+        const Shape& s = g_.value(r).type.shape;
+        in.push_back(int64s(rn + ".shape", std::vector<int64_t>(s.begin(), s.end())));
+        node("Reshape", in, y);
+        break;
+      }
+      case OpKind::kSlice:
+        in.push_back(int64s(rn + ".starts", {graph::attr_int(op.attrs, "start")}));
+        in.push_back(int64s(rn + ".ends", {graph::attr_int(op.attrs, "end")}));
+        in.push_back(int64s(rn + ".axes", {graph::attr_int(op.attrs, "axis")}));
+        node("Slice", in, y);
+        break;
+      default: throw_failure("qnn export: graph {}: op {} has no ONNX form", g_.name(), graph::op_kind_name(op.kind));
+    }
+    define(r, y);
+  }
+
+  // The linear's weights as DequantizeLinear of the bundle's integers, transposed to [in, out]
+  // for MatMul: per channel (axis 1), per block (axis 0, block_size), or the LPBQ form when every
+  // block scale is exactly an integer 1..255 times one float per channel.
+  std::string weight_operand(const std::string& wname, const WeightEncoding& w) {
+    if (w.is_float()) throw_failure("qnn export: graph {}: weight {} is float16", g_.name(), wname);
+    const int64_t K = w.cols, N = w.rows, nb = w.blocks();
+    const int32_t wt = onnx_type(w.dtype);
+    const std::string qt = wname + ".q";
+    if (!initializers_.count(qt)) {
+      std::vector<int64_t> t(static_cast<size_t>(K * N));
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) t[static_cast<size_t>(k * N + n)] = w.values[static_cast<size_t>(n * K + k)];
+      add_ints(qt, wt, {K, N}, t);
+    }
+    const std::string out = fresh(wname + ".dq");
+    if (w.block_size == 0) {
+      std::vector<float> s(w.scales.begin(), w.scales.end());
+      add_floats(wname + ".scale", {N}, s);
+      add_ints(wname + ".zero_point", wt, {N}, std::vector<int64_t>(static_cast<size_t>(N), 0));
+      attr_int(node("DequantizeLinear", {qt, wname + ".scale", wname + ".zero_point"}, out), "axis", 1);
+      return out;
+    }
+    std::vector<float> s(static_cast<size_t>(nb * N));  // [blocks, N]
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t b = 0; b < nb; ++b) s[static_cast<size_t>(b * N + n)] = w.scales[static_cast<size_t>(n * nb + b)];
+    add_ints(wname + ".zero_point", wt, {nb, N}, std::vector<int64_t>(static_cast<size_t>(nb * N), 0));
+    std::string scale = wname + ".scale";
+    std::vector<float> channel;
+    std::vector<int64_t> k;
+    if (lpbq_form(w, &channel, &k)) {
+      add_ints(wname + ".block_scale.q", kUint8, {nb, N}, k);
+      add_floats(wname + ".channel_scale", {N}, channel);
+      add_ints(wname + ".block_scale.zero_point", kUint8, {N}, std::vector<int64_t>(static_cast<size_t>(N), 0));
+      scale = fresh(wname + ".block_scale");
+      attr_int(node("DequantizeLinear",
+                    {wname + ".block_scale.q", wname + ".channel_scale", wname + ".block_scale.zero_point"}, scale),
+               "axis", 1);
+    } else {
+      add_floats(scale, {nb, N}, s);
+    }
+    auto* n = node("DequantizeLinear", {qt, scale, wname + ".zero_point"}, out);
+    attr_int(n, "axis", 0);
+    attr_int(n, "block_size", w.block_size);
+    return out;
+  }
+  // Per channel n: scale[n, b] == float(k[b, n]) * channel[n] exactly, k in 1..255.
+  static bool lpbq_form(const WeightEncoding& w, std::vector<float>* channel, std::vector<int64_t>* k) {
+    const int64_t N = w.rows, nb = w.blocks();
+    channel->assign(static_cast<size_t>(N), 0.0f);
+    k->assign(static_cast<size_t>(nb * N), 0);
+    for (int64_t n = 0; n < N; ++n) {
+      const float* sc = w.scales.data() + n * nb;
+      const float top = *std::max_element(sc, sc + nb);
+      bool found = false;
+      for (int64_t kt = 1; kt <= 255 && !found; ++kt) {
+        const float c = top / static_cast<float>(kt);
+        if (!(c > 0.0f) || static_cast<float>(kt) * c != top) continue;
+        found = true;
+        for (int64_t b = 0; b < nb && found; ++b) {
+          const float kb = std::nearbyint(sc[b] / c);
+          found = kb >= 1.0f && kb <= 255.0f && kb * c == sc[b];
+          (*k)[static_cast<size_t>(b * N + n)] = static_cast<int64_t>(kb);
+        }
+        (*channel)[static_cast<size_t>(n)] = c;
+      }
+      if (!found) return false;
+    }
+    return true;
+  }
+
+  void emit_linear(const graph::Op& op) {
+    const ValueId r = op.result;
+    const std::string& rn = g_.value(r).name;
+    const std::string& wname = g_.value(op.operands[1]).name;
+    auto it = set_.weights.find(wname);
+    if (it == set_.weights.end()) throw_failure("qnn export: graph {}: weight {} has no encoding", g_.name(), wname);
+    const WeightEncoding& w = *it->second;
+    const std::string y = fresh(rn + ".f");
+    node("MatMul", {use(op.operands[0]), weight_operand(wname, w)}, y);
+    if (op.operands.size() < 3) return define(r, y);
+    // Bias: int32 on the accumulator's scale (input scale x the channel's largest weight scale).
+    const ValueId bv = op.operands[2];
+    std::string bias;
+    if (options_.quantize_constants) {
+      const Tensor b = constant_tensor(bv);
+      const float ex = enc(op.operands[0]).scale;
+      const int64_t N = w.rows, nb = w.blocks();
+      std::vector<float> s(static_cast<size_t>(N));
+      std::vector<int64_t> codes(static_cast<size_t>(N));
+      for (int64_t n = 0; n < N; ++n) {
+        const float* sc = w.scales.data() + n * nb;
+        s[static_cast<size_t>(n)] = ex * *std::max_element(sc, sc + nb);
+        codes[static_cast<size_t>(n)] = static_cast<int64_t>(std::nearbyint(b.data<float>()[n] / s[static_cast<size_t>(n)]));
+      }
+      const std::string bn = g_.value(bv).name + "@" + rn;
+      add_ints(bn + ".q", kInt32, {N}, codes);
+      add_floats(bn + ".scale", {N}, s);
+      add_ints(bn + ".zero_point", kInt32, {N}, std::vector<int64_t>(static_cast<size_t>(N), 0));
+      bias = fresh(bn + ".dq");
+      attr_int(node("DequantizeLinear", {bn + ".q", bn + ".scale", bn + ".zero_point"}, bias), "axis", 0);
+    } else {
+      bias = constant_operand(bv);
+    }
+    const std::string yb = fresh(rn + ".f");
+    node("Add", {y, bias}, yb);
+    define(r, yb);
+  }
+
+  // Gathers from a weight or constant table read from a table already on the result's encoding
+  // (what quantizing the gathered rows gives, element by element), so the Gather moves integers
+  // of one encoding; from an activation, the usual DQ -> Gather -> Q.
+  void emit_gather(const graph::Op& op) {
+    const ValueId r = op.result, tv = op.operands[0];
+    const auto& table = g_.value(tv);
+    const std::string& rn = g_.value(r).name;
+    std::string src;
+    if (table.kind == ValueKind::kWeight || table.kind == ValueKind::kConstant) {
+      const Encoding& e = enc(r);
+      const Tensor f = constant_tensor(tv);
+      std::vector<float> vals(f.data<float>(), f.data<float>() + f.numel());
+      if (table.kind == ValueKind::kWeight) {
+        auto it = set_.weights.find(table.name);
+        if (it == set_.weights.end())
+          throw_failure("qnn export: graph {}: gathered weight {} has no encoding", g_.name(), table.name);
+        vals = quant::dequantize_weight(*it->second, f.data<float>());
+      }
+      std::vector<int64_t> codes(vals.size());
+      for (size_t i = 0; i < vals.size(); ++i) codes[i] = quant::quantize_value(vals[i], e);
+      const std::string qt = rn + ".table";
+      add_ints(qt, onnx_type(e.dtype), std::vector<int64_t>(f.shape().begin(), f.shape().end()), codes);
+      src = dq(qt, rn, e);
+    } else {
+      src = use(tv);
+    }
+    const std::string y = fresh(rn + ".f");
+    attr_int(node("Gather", {src, use(op.operands[1])}, y), "axis", 0);
+    define(r, y);
+  }
+
+  // x*cos + rotate_half(x)*sin, rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2]); cos and sin
+  // [B, S, D] meet x [B, H, S, D] through a reshape to [B, 1, S, D]. Intermediates: the halves
+  // keep x's encoding, the negated half its mirror (exact), the rotated x and both products one
+  // symmetric encoding covering x's range (|cos|, |sin| <= 1).
+  void emit_rope(const graph::Op& op) {
+    const ValueId r = op.result, x = op.operands[0];
+    const std::string& rn = g_.value(r).name;
+    const Shape& xs = g_.value(x).type.shape;
+    const int64_t D = xs.back(), half = D / 2;
+    const Encoding& ex = enc(x);
+    Encoding neg = ex;
+    neg.zero_point = static_cast<int32_t>(ex.qmin + ex.qmax - ex.zero_point);
+    const auto [lo, hi] = encoding_range(ex);
+    const float m = std::max(std::fabs(lo), std::fabs(hi));
+    const Encoding sym = quant::asymmetric_encoding(kIntermediate, -m, m);
+    auto slice = [&](int64_t start, int64_t end, const std::string& tag) {
+      const std::string y = fresh(tag);
+      node("Slice", {use(x), int64s(tag + ".starts", {start}), int64s(tag + ".ends", {end}), int64s(rn + ".axes", {-1})}, y);
+      return intermediate(y, tag, ex);
+    };
+    const std::string lo_half = slice(0, half, rn + ".x1"), hi_half = slice(half, D, rn + ".x2");
+    const std::string negated = fresh(rn + ".neg_x2");
+    node("Neg", {hi_half}, negated);
+    const std::string rot = fresh(rn + ".rotated");
+    attr_int(node("Concat", {intermediate(negated, rn + ".neg_x2", neg), lo_half}, rot), "axis", -1);
+    const std::string rot_q = intermediate(rot, rn + ".rotated", sym);
+    std::vector<int64_t> table_shape(xs.begin(), xs.end());
+    table_shape[1] = 1;
+    auto table = [&](ValueId t) {
+      const std::string tag = g_.value(t).name + "@" + rn;
+      const std::string y = fresh(tag + ".heads");
+      node("Reshape", {use(t), int64s(rn + ".table_shape", table_shape)}, y);
+      return g_.value(t).type.dtype == DType::kF32 && g_.value(t).kind != ValueKind::kWeight &&
+                     g_.value(t).kind != ValueKind::kConstant
+                 ? intermediate(y, tag + ".heads", enc(t))
+                 : y;
+    };
+    const std::string xc = fresh(rn + ".x_cos"), rs = fresh(rn + ".rot_sin");
+    node("Mul", {use(x), table(op.operands[1])}, xc);
+    node("Mul", {rot_q, table(op.operands[2])}, rs);
+    const std::string y = fresh(rn + ".f");
+    node("Add", {intermediate(xc, rn + ".x_cos", sym), intermediate(rs, rn + ".rot_sin", sym)}, y);
+    define(r, y);
+  }
+
+  const pipeline::GraphBundle& bundle_;
+  const Graph& g_;
+  const quant::EncodingSet& set_;
+  const OnnxExportOptions& options_;
+  onnx::GraphProto* gp_ = nullptr;
+  std::vector<std::string> qname_;            // per value: its integer (or int32) tensor
+  std::map<ValueId, std::string> output_name_;  // op results quantized straight into an output
+  std::set<std::string> initializers_;
+  std::map<std::string, int> fresh_count_;
+  int64_t node_count_ = 0;
+};
+
+}  // namespace
+
+OnnxModel export_onnx_qdq(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options) {
+  if (!bundle.quantized() || !bundle.encodings() || bundle.encodings()->is_float())
+    throw_input_error("--lowering qnn: graph {} is not quantized (use an integer --quant_recipe, not fp16)",
+                      bundle.graph()->name());
+  return Exporter(bundle, options).run();
+}
+
+}  // namespace genai::backends::qnn
