@@ -21,6 +21,7 @@
 #include "runtime/subprocess.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
+#include "support/process_checks.h"
 
 namespace genai {
 namespace {
@@ -28,13 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-// No child of this process is left, running or zombie.
-void expect_no_children() {
-  errno = 0;
-  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
-  EXPECT_EQ(errno, ECHILD);
-}
 
 // Process `pid` is gone (a zombie reparented to init counts as gone once init reaps it).
 bool process_gone(pid_t pid) {
@@ -58,7 +52,7 @@ TEST(ChildProcess, ASignalDeathIsReportedAsSuch) {
   EXPECT_EQ(r.out, "partial\n");
   EXPECT_EQ(r.describe(), "killed by signal 9 (SIGKILL)");
   EXPECT_EQ(runtime::run_subprocess({"sh", "-c", "exit 3"}).describe(), "exit 3");
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(ChildProcess, ADeadlineKillsTheChildAndWhatItStarted) {
@@ -72,7 +66,7 @@ TEST(ChildProcess, ADeadlineKillsTheChildAndWhatItStarted) {
   EXPECT_EQ(r.describe(), "timed out after 0.3 s (killed)");
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 5s);
-  expect_no_children();
+  testing::expect_no_children();
   const pid_t grandchild = std::stoi(testing::read_text(pidfile));
   EXPECT_TRUE(process_gone(grandchild)) << "sleep " << grandchild << " survived the deadline";
 }
@@ -86,7 +80,7 @@ TEST(ChildProcess, AGrandchildHoldingThePipesDoesNotHangTheCall) {
   EXPECT_LT(Clock::now() - start, 10s);
   EXPECT_TRUE(r.ok()) << r.describe();
   EXPECT_EQ(r.out, "done\n");
-  expect_no_children();
+  testing::expect_no_children();
   ::kill(std::stoi(testing::read_text(pidfile)), SIGKILL);
 }
 
@@ -94,7 +88,7 @@ TEST(ChildProcess, EndlessOutputIsCappedAndStoppedByTheDeadline) {
   const auto r = runtime::run_subprocess({"sh", "-c", "cat /dev/urandom"}, 600ms);
   EXPECT_TRUE(r.timed_out);
   EXPECT_LE(r.out.size(), runtime::kMaxCapturedOutput);
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(ChildProcess, GarbageIsEscapedForMessages) {
@@ -176,7 +170,7 @@ TEST(ChildProcess, AdbKilledAtRandomPointsFailsNamingTheCall) {
       EXPECT_NE(msg.find(kCalls[call - 1]), std::string::npos) << "round " << round << " call " << call << ": " << msg;
       EXPECT_NE(msg.find("killed by signal 9"), std::string::npos) << msg;
     }
-    expect_no_children();
+    testing::expect_no_children();
   }
   EXPECT_GT(failures, 10);
 }
@@ -192,7 +186,7 @@ TEST(ChildProcess, AHungAdbHitsItsDeadlineAtEveryCall) {
     EXPECT_LT(Clock::now() - start, 10s);
     EXPECT_NE(msg.find(kCalls[call - 1]), std::string::npos) << msg;
     EXPECT_NE(msg.find("timed out after 0.4 s (killed)"), std::string::npos) << msg;
-    expect_no_children();
+    testing::expect_no_children();
     EXPECT_TRUE(process_gone(std::stoi(testing::read_text(pidfile)))) << "call " << call;
   }
 }
@@ -214,7 +208,7 @@ TEST(ChildProcess, GarbageFromAdbOrTheRunnerIsAFailure) {
   msg = failure_of(phone.req);
   EXPECT_NE(msg.find("adb push"), std::string::npos) << msg;
   EXPECT_NE(msg.find("timed out"), std::string::npos) << msg;
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 // The command as a user runs it: `genai run -a DIR --device S` whose adb dies mid-push ends with

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "runtime/worker_process.h"
+#include "support/process_checks.h"
 
 namespace genai {
 namespace {
@@ -54,12 +55,6 @@ while True:
 
 std::vector<std::string> child_argv() { return {"python3", "-c", kChild}; }
 
-void expect_no_children() {
-  errno = 0;
-  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
-  EXPECT_EQ(errno, ECHILD);
-}
-
 std::string call(WorkerProcess& w, std::string_view what, const std::string& body, std::chrono::milliseconds t = 10s) {
   const MessagePart part(reinterpret_cast<const uint8_t*>(body.data()), body.size());
   return w.call(what, std::span(&part, 1), t);
@@ -87,7 +82,7 @@ TEST(WorkerProcess, EchoRoundTripsAndEndsCleanly) {
                                  {reinterpret_cast<const uint8_t*>(c.data()), c.size()}};
     EXPECT_EQ(w.call("parts", parts, 10s), "echo in parts");
   }
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, AChildDyingMidRequestIsAFailureWithItsExitAndStderr) {
@@ -107,7 +102,7 @@ TEST(WorkerProcess, AChildDyingMidRequestIsAFailureWithItsExitAndStderr) {
     const std::string msg = failure_of([&] { call(w, "kill", "kill"); });
     EXPECT_NE(msg.find("killed by signal 9"), std::string::npos) << msg;
   }
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, ADeadlineKillsAHungWorker) {
@@ -119,7 +114,7 @@ TEST(WorkerProcess, ADeadlineKillsAHungWorker) {
     EXPECT_LT(Clock::now() - start, 5s);
     EXPECT_FALSE(w.running());
   }
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, GarbageAndEarlyExitsAreFailures) {
@@ -138,7 +133,7 @@ TEST(WorkerProcess, GarbageAndEarlyExitsAreFailures) {
   }
   EXPECT_NE(failure_of([] { WorkerProcess w({"/nonexistent/worker"}, "nothing"); }).find("cannot start nothing"),
             std::string::npos);
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, ChattyStderrDoesNotBlockTheWorker) {
@@ -147,7 +142,7 @@ TEST(WorkerProcess, ChattyStderrDoesNotBlockTheWorker) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(call(w, "chat", "chat"), "ok");
     EXPECT_LE(w.stderr_tail(100).size(), 103u);
   }
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, TheDestructorKillsAWorkerThatIgnoresEndOfInput) {
@@ -156,7 +151,7 @@ TEST(WorkerProcess, TheDestructorKillsAWorkerThatIgnoresEndOfInput) {
     WorkerProcess w({"sh", "-c", "trap '' TERM; sleep 30"}, "a stubborn worker");
   }
   EXPECT_LT(Clock::now() - start, 5s);
-  expect_no_children();
+  testing::expect_no_children();
 }
 
 TEST(WorkerProcess, TensOfMegabytesBothWays) {
