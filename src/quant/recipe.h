@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
