@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,9 +21,11 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/qnn/qnn_bridge.h"
+#include "backends/register_builtin.h"
 #include "backends/qnn/qnn_payload.h"
 #include "core/error.h"
 #include "pte/program_reader.h"
+#include "runtime/program_instance.h"
 #include "support/cli_runner.h"
 #include "support/test_requirements.h"
 
@@ -163,6 +168,70 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
     EXPECT_EQ(sim["tokens"][i], emu["tokens"][i]) << "token " << i;
   const auto b = run_genai({"bench", "-a", qnn, "--pp", "16", "--tg", "2", "--reps", "1", "--json"});
   EXPECT_EQ(b.exit_code, 0) << b.err;
+}
+
+// One step of each graph on the simulator and on our executor, same program inputs (random
+// uint16 caches and mask, fixed token and position): the largest difference in output steps and
+// the share of output elements that differ, printed for the record and held to a bound.
+TEST_F(QnnLowering, EachGraphOnTheSimulatorStaysNearOurExecutor) {
+  auto qnn_args = compile_args(dir_->file("step_qnn"));
+  qnn_args.push_back("--enable_x86_64");
+  auto genai_args = compile_args(dir_->file("step_genai"));
+  *std::find(genai_args.begin(), genai_args.end(), "qnn") = "genai";
+  backends::register_builtin_backends();
+  const auto sim = runtime::ProgramInstance::load(compile(qnn_args) + "/text_decoder.pte");
+  const auto emu = runtime::ProgramInstance::load(compile(genai_args) + "/text_decoder.pte");
+  for (const char* method : {"kv_forward", "prefill_forward"}) {
+    std::mt19937 rng(7);
+    std::vector<std::vector<uint8_t>> in;
+    std::vector<runtime::BufferRef> in_refs;
+    for (const auto& d : sim->inputs(method)) {
+      std::vector<uint8_t> b(static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype));
+      if (d.dtype == DType::kI32) {
+        for (size_t i = 0; i < b.size(); i += 4) {
+          const int32_t v = d.name == "input_pos" ? 5 : 42;
+          std::memcpy(&b[i], &v, 4);
+        }
+      } else {
+        for (auto& x : b) x = static_cast<uint8_t>(rng());
+      }
+      in.push_back(std::move(b));
+    }
+    for (auto& b : in) in_refs.push_back({b.data(), b.size()});
+    auto run = [&](runtime::ProgramInstance& p) {
+      std::vector<std::vector<uint8_t>> out;
+      std::vector<runtime::BufferRef> refs;
+      for (const auto& d : p.outputs(method)) out.emplace_back(static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype));
+      for (auto& b : out) refs.push_back({b.data(), b.size()});
+      p.execute(method, in_refs, refs);
+      return out;
+    };
+    const auto a = run(*sim), b = run(*emu);
+    const auto& outs = sim->outputs(method);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t o = 0; o < a.size(); ++o) {
+      ASSERT_EQ(outs[o].dtype, DType::kU16) << outs[o].name;
+      const size_t n = a[o].size() / 2;
+      int worst = 0;
+      size_t differ = 0;
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t x, y;
+        std::memcpy(&x, &a[o][2 * i], 2);
+        std::memcpy(&y, &b[o][2 * i], 2);
+        const int d = std::abs(int{x} - int{y});
+        worst = std::max(worst, d);
+        differ += d != 0;
+      }
+      std::printf("%s %s: max %d steps, %.1f%% of %zu differ\n", method, outs[o].name.c_str(), worst,
+                  100.0 * static_cast<double>(differ) / static_cast<double>(n), n);
+      // Layer 0's K and V (norm, linear, rope) agree within 2 steps. Past the first attention the
+      // two part (measured: up to ~300 steps in layer 1 and the logits with random caches and
+      // mask): closing that distance is the emulation work of issue 15, not this wiring.
+      if (outs[o].name == "k_out_0" || outs[o].name == "v_out_0") {
+        EXPECT_LE(worst, 2) << method << " " << outs[o].name;
+      }
+    }
+  }
 }
 
 TEST_F(QnnLowering, ABrokenPayloadIsAnExit2NamingTheMethod) {
