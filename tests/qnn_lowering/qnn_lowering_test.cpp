@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -214,19 +215,33 @@ TEST_F(QnnLowering, EachGraphOnTheSimulatorStaysNearOurExecutor) {
       const size_t n = a[o].size() / 2;
       int worst = 0;
       size_t differ = 0;
+      double mean = 0, signal = 0, noise = 0;
+      std::vector<int> xs(n), ys(n);
       for (size_t i = 0; i < n; ++i) {
         uint16_t x, y;
         std::memcpy(&x, &a[o][2 * i], 2);
         std::memcpy(&y, &b[o][2 * i], 2);
+        xs[i] = x;
+        ys[i] = y;
+        mean += y;
         const int d = std::abs(int{x} - int{y});
         worst = std::max(worst, d);
         differ += d != 0;
       }
-      std::printf("%s %s: max %d steps, %.1f%% of %zu differ\n", method, outs[o].name.c_str(), worst,
-                  100.0 * static_cast<double>(differ) / static_cast<double>(n), n);
+      mean /= static_cast<double>(n);
+      for (size_t i = 0; i < n; ++i) {
+        signal += (ys[i] - mean) * (ys[i] - mean);
+        noise += static_cast<double>(xs[i] - ys[i]) * (xs[i] - ys[i]);
+      }
+      // SQNR of the simulator's output against ours, about our output's mean (in steps).
+      const double sqnr = noise == 0 ? 999.0 : 10 * std::log10(signal / noise);
+      std::printf("%s %s: max %d steps, %.1f%% of %zu differ, SQNR %.1f dB\n", method, outs[o].name.c_str(), worst,
+                  100.0 * static_cast<double>(differ) / static_cast<double>(n), n, sqnr);
       // Layer 0's K and V (norm, linear, rope) agree within 2 steps. Past the first attention the
-      // two part (measured: up to ~300 steps in layer 1 and the logits with random caches and
-      // mask): closing that distance is the emulation work of issue 15, not this wiring.
+      // two part (measured: up to ~360 steps in layer 1 and the logits with random caches and
+      // mask, SQNR ~44 dB): closing that distance is the emulation work of issue 15.
+      // Measured 44.6-44.9 dB on the logits; the issue's goal is 35.
+      if (outs[o].name == "logits") EXPECT_GE(sqnr, 35.0) << method;
       if (outs[o].name == "k_out_0" || outs[o].name == "v_out_0") {
         EXPECT_LE(worst, 2) << method << " " << outs[o].name;
       }
