@@ -12,10 +12,8 @@
 #include "backends/qnn/qnn_provider_options.h"
 #include "core/error.h"
 
-namespace genai::backends {
+namespace genai::backends::qnn {
 namespace {
-
-using namespace genai::backends::qnn;
 
 // The bridge and the lock that serialises requests over its pipes.
 struct SharedQnnRuntime {
@@ -135,6 +133,10 @@ class QnnExecutor final : public runtime::BackendExecutor {
 
 }  // namespace
 
-std::unique_ptr<runtime::BackendExecutor> make_qnn_executor() { return std::make_unique<QnnExecutor>(); }
+}  // namespace genai::backends::qnn
+
+namespace genai::backends {
+
+std::unique_ptr<runtime::BackendExecutor> make_qnn_executor() { return std::make_unique<qnn::QnnExecutor>(); }
 
 }  // namespace genai::backends

@@ -13,10 +13,8 @@
 #include "graph/graph.h"
 #include "target/compile_spec.h"
 
-namespace genai::backends {
+namespace genai::backends::qnn {
 namespace {
-
-using namespace genai::backends::qnn;
 
 class QnnLoweringBackend final : public compile::Backend {
  public:
@@ -122,6 +120,10 @@ class QnnLoweringBackend final : public compile::Backend {
 
 }  // namespace
 
-std::unique_ptr<compile::Backend> make_qnn_lowering_backend() { return std::make_unique<QnnLoweringBackend>(); }
+}  // namespace genai::backends::qnn
+
+namespace genai::backends {
+
+std::unique_ptr<compile::Backend> make_qnn_lowering_backend() { return std::make_unique<qnn::QnnLoweringBackend>(); }
 
 }  // namespace genai::backends

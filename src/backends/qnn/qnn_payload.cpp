@@ -16,12 +16,12 @@ namespace {
 using nlohmann::json;
 
 template <typename T>
-void put_le(std::vector<uint8_t>& out, size_t at, T value) {
+void store_le_bytes(std::vector<uint8_t>& out, size_t at, T value) {
   for (size_t i = 0; i < sizeof(T); ++i) out[at + i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
 }
 
 template <typename T>
-T get_le(std::span<const uint8_t> in, size_t at) {
+T load_le_bytes(std::span<const uint8_t> in, size_t at) {
   uint64_t v = 0;
   for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
   return static_cast<T>(v);
@@ -52,19 +52,19 @@ QnnMethodIo method_io_from_json(const json& j, std::string_view label) {
 
 std::vector<uint8_t> make_qnn_payload(std::span<const uint8_t> context_binary) {
   std::vector<uint8_t> out(kQnnPayloadHeaderBytes + context_binary.size(), 0);
-  put_le<uint32_t>(out, 0, kQnnPayloadMagic);
+  store_le_bytes<uint32_t>(out, 0, kQnnPayloadMagic);
   // A content-derived signature: methods with the same context share one handle, as upstream's
   // clock value does, and the bytes stay reproducible.
   const std::string digest = sha256_hex(context_binary);
-  put_le<int64_t>(out, 4, static_cast<int64_t>(std::stoull(digest.substr(0, 15), nullptr, 16)));
-  put_le<uint64_t>(out, 12, context_binary.size());
+  store_le_bytes<int64_t>(out, 4, static_cast<int64_t>(std::stoull(digest.substr(0, 15), nullptr, 16)));
+  store_le_bytes<uint64_t>(out, 12, context_binary.size());
   std::copy(context_binary.begin(), context_binary.end(), out.begin() + kQnnPayloadHeaderBytes);
   return out;
 }
 
 std::optional<QnnPayloadHeader> read_qnn_payload_header(std::span<const uint8_t> payload) {
   if (payload.size() < 20) return std::nullopt;
-  return QnnPayloadHeader{get_le<uint32_t>(payload, 0), get_le<int64_t>(payload, 4), get_le<uint64_t>(payload, 12)};
+  return QnnPayloadHeader{load_le_bytes<uint32_t>(payload, 0), load_le_bytes<int64_t>(payload, 4), load_le_bytes<uint64_t>(payload, 12)};
 }
 
 std::span<const uint8_t> qnn_context_binary(std::span<const uint8_t> payload, std::string_view label) {
