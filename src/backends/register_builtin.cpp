@@ -4,6 +4,7 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "backends/htp/htp_backend.h"
+#include "backends/qnn/qnn_backend.h"
 
 namespace genai::backends {
 
@@ -13,8 +14,11 @@ void register_builtin_backends() {
   std::call_once(once, [] {
     compile::register_backend(make_htp_backend());
     compile::register_backend(make_gpu_backend());
+    // After htp: find_backend(kHtpBackend) stays the genai lowering; --lowering qnn asks by name.
+    compile::register_backend(make_qnn_lowering_backend());
     runtime::register_backend_executor(make_htp_executor());
     runtime::register_backend_executor(make_gpu_executor());
+    runtime::register_backend_executor(make_qnn_executor());
   });
 }
 

@@ -2,6 +2,7 @@
 // operators, delegates with their QNN options, planned buffers, constant values), segments and
 // named data. The file is fully verified first, so a corrupt file is a clean exit 2.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/qnn/qnn_payload.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "pte/program_reader.h"
@@ -80,7 +82,36 @@ std::optional<json> qnn_options(const std::string& file, const Method& m, const 
   }
 }
 
-json method_json(const std::string& file, const Method& m) {
+// A QnnBackend payload: the custom-protocol header as read (magic, signature, size, each judged)
+// and the target its context binary records.
+json qnn_payload_json(const Delegate& d) {
+  namespace q = backends::qnn;
+  const auto bytes = d.processed.bytes();
+  const auto h = q::read_qnn_payload_header(bytes);
+  if (!h) return {{"valid", false}, {"problem", "shorter than the header"}};
+  json j;
+  j["magic"] = fmt::format("{:#010x}", h->magic);
+  j["magic_ok"] = h->magic == q::kQnnPayloadMagic;
+  j["signature"] = h->signature;
+  j["header_size"] = q::kQnnPayloadHeaderBytes;
+  j["context_binary_size"] = h->binary_size;
+  j["size_ok"] = bytes.size() >= q::kQnnPayloadHeaderBytes && h->binary_size == bytes.size() - q::kQnnPayloadHeaderBytes;
+  j["valid"] = j["magic_ok"].get<bool>() && j["size_ok"].get<bool>();
+  j["binary_target"] = nullptr;
+  if (j["valid"].get<bool>())
+    if (auto t = q::qnn_binary_target(bytes.subspan(q::kQnnPayloadHeaderBytes)))
+      j["binary_target"] = {{"soc_model", t->soc}, {"htp_arch", fmt::format("V{}", t->arch)}};
+  return j;
+}
+
+// Delegates whose payloads are the same bytes in the file (one segment) get one number.
+using PayloadIds = std::map<const uint8_t*, size_t>;
+
+size_t payload_id(PayloadIds& ids, const Delegate& d) {
+  return ids.emplace(d.processed.data(), ids.size()).first->second;
+}
+
+json method_json(const std::string& file, const Method& m, PayloadIds& ids) {
   json j;
   j["name"] = m.name;
   const MethodKind kind = method_kind(m);
@@ -107,7 +138,9 @@ json method_json(const std::string& file, const Method& m) {
     delegates.push_back({{"id", d.id},
                          {"compile_specs", specs},
                          {"processed_size", d.processed.size()},
+                         {"payload", d.processed.empty() ? json(nullptr) : json(payload_id(ids, d))},
                          {"qnn_options", qnn ? *qnn : json(nullptr)}});
+    if (d.id == backends::qnn::kQnnDelegateId) delegates.back()["qnn_payload"] = qnn_payload_json(d);
   }
   j["delegates"] = delegates;
   j["non_const_buffer_sizes"] = m.non_const_buffer_sizes;
@@ -150,7 +183,8 @@ json program_json(const std::string& file, const LoadedProgram& p) {
   else
     j["header"] = nullptr;
   json methods = json::array();
-  for (const auto& m : p.program.methods) methods.push_back(method_json(file, m));
+  PayloadIds ids;
+  for (const auto& m : p.program.methods) methods.push_back(method_json(file, m, ids));
   j["methods"] = methods;
   json segments = json::array();
   for (const auto& s : p.layout.segments) segments.push_back({{"offset", s.offset}, {"size", s.size}});
@@ -211,6 +245,8 @@ std::string program_text(const std::string& file, const LoadedProgram& p) {
     }
     for (const auto& d : m.delegates) {
       t += fmt::format("  delegate {}: payload {} bytes\n", d.id, d.processed.size());
+      if (d.id == backends::qnn::kQnnDelegateId)
+        t += fmt::format("    qnn payload: {}\n", qnn_payload_json(d).dump());
       for (const auto& s : d.compile_specs) t += fmt::format("    compile spec {}: {} bytes\n", s.key, s.value.size());
       if (auto qnn = qnn_options(file, m, d))
         t += fmt::format("    qnn options: {}\n", qnn->dump(-1, ' ', false, json::error_handler_t::replace));

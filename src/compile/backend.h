@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,9 @@ struct MethodIo {
 };
 
 struct LoweredMethod {
-  std::string delegate_id;  // the backend's own id (never "QnnBackend" for our payloads)
+  // The backend's own id; "QnnBackend" only for a payload that is a real QNN context binary
+  // behind the custom-protocol header (backends/qnn).
+  std::string delegate_id;
   pte::Blob payload;        // processed bytes: the backend's versioned payload format
   // Weights and tables the payload refers to by key; a key names its content, so methods of one
   // group that share weights produce equal entries and the program stores them once.
@@ -49,10 +52,16 @@ struct LoweredMethod {
   uint64_t lower_bound_bytes = 0;  // largest total size of tensors alive at once
 };
 
+struct GraphToLower {
+  std::string method_name;
+  const pipeline::GraphBundle* bundle = nullptr;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string_view name() const = 0;         // "htp", "gpu" (the --backend spelling)
+  // "htp", "gpu" (the --backend spelling); "qnn" for --lowering qnn (backend type htp)
+  virtual std::string_view name() const = 0;
   virtual std::string_view delegate_id() const = 0;  // written into the .pte
   virtual target::BackendType backend_type() const = 0;
   // nullopt when `bundle` can be lowered for `target`; otherwise one sentence naming the
@@ -63,6 +72,15 @@ class Backend {
   // check_support first.
   virtual LoweredMethod lower(std::string_view method_name, const pipeline::GraphBundle& bundle,
                               const LoweringTarget& target) const = 0;
+  // Lowers the graphs of one program together, in the order given (a backend whose methods share
+  // one payload, e.g. one QNN context holding every graph, needs them all at once). The default
+  // lowers each graph by itself.
+  virtual std::vector<LoweredMethod> lower_group(std::span<const GraphToLower> graphs,
+                                                 const LoweringTarget& target) const {
+    std::vector<LoweredMethod> out;
+    for (const GraphToLower& g : graphs) out.push_back(lower(g.method_name, *g.bundle, target));
+    return out;
+  }
 };
 
 // Registry (idempotent registration by name). find_backend returns null when absent.

@@ -130,7 +130,13 @@ CompileResult compile_artifacts(const CompileRequest& request) {
   if (request.artifact_dir.empty()) throw_input_error("compile: no artifact dir (-a/--artifact)");
   const std::string soc_name(request.soc->name);
   const std::string backend_name = target::backend_type_name(request.backend_type);
-  const Backend* backend = find_backend(request.backend_type);
+  const bool qnn_lowering = request.lowering == "qnn";
+  if (qnn_lowering && request.backend_type != target::BackendType::kHtpBackend)
+    throw_input_error("--lowering qnn needs --backend htp, got --backend {}", backend_name);
+  if (!qnn_lowering && request.lowering != "genai")
+    throw_input_error("--lowering {}: valid choices: genai, qnn", request.lowering);
+  const Backend* backend = qnn_lowering ? find_backend("qnn") : find_backend(request.backend_type);
+  if (!backend && qnn_lowering) throw_input_error("--lowering qnn: this build has no QNN lowering");
   if (!backend) {
     const auto names = backend_names();
     throw_input_error("--backend {}: this build cannot compile for it on {} (available backends: {})", backend_name,
@@ -145,17 +151,25 @@ CompileResult compile_artifacts(const CompileRequest& request) {
   target.shared_buffer = request.shared_buffer;
   check_target_matches_specs(target);  // before any lowering work
 
-  // Lower every graph (kv_forward before prefill_forward: GraphBundles is ordered by name enum).
+  // Lower the graphs of each program together (kv_forward before prefill_forward: GraphBundles is
+  // ordered by name enum).
   const CompilerAdapter adapter(*backend);
+  std::map<pipeline::ArtifactKey, std::vector<std::pair<pipeline::GraphName, GraphToLower>>> to_lower;
+  for (const auto& [graph, bundle] : request.graphs)
+    to_lower[artifact_key_of(graph)].emplace_back(graph, GraphToLower{std::string(pipeline::graph_name_str(graph)), &bundle});
   std::map<pipeline::ArtifactKey, Group> groups;
-  for (const auto& [graph, bundle] : request.graphs) {
-    const std::string method(pipeline::graph_name_str(graph));
+  for (const auto& [key, items] : to_lower) {
+    std::vector<GraphToLower> graphs;
+    for (const auto& [graph, g] : items) graphs.push_back(g);
     const auto start = std::chrono::steady_clock::now();
-    CompiledMethod compiled = adapter.compile_method(method, bundle, target);
-    log::info("compiled {} for {} ({}): planned {} bytes, lower bound {} ({:.2f} s)", method, soc_name, backend_name,
-              compiled.planned_bytes, compiled.lower_bound_bytes,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    groups[artifact_key_of(graph)].methods.emplace_back(graph, std::move(compiled));
+    std::vector<CompiledMethod> compiled = adapter.compile_group(graphs, target);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < items.size(); ++i) {
+      log::info("compiled {} for {} ({}, lowering {}): planned {} bytes, lower bound {} ({:.2f} s for {} graph{})",
+                graphs[i].method_name, soc_name, backend_name, request.lowering, compiled[i].planned_bytes,
+                compiled[i].lower_bound_bytes, seconds, items.size(), items.size() == 1 ? "" : "s");
+      groups[key].methods.emplace_back(items[i].first, std::move(compiled[i]));
+    }
   }
 
   CompileResult result;

@@ -27,6 +27,9 @@ struct CompileRequest {
   std::vector<CompileSpec> compile_specs;  // options::spec_builder_from_options(...).build()
   bool use_fp16 = false;
   bool shared_buffer = false;
+  // "genai": the backend of `backend_type` (our payloads); "qnn": QNN HTP context binaries
+  // (backend "qnn", delegate QnnBackend; htp only).
+  std::string lowering = "genai";
   std::filesystem::path artifact_dir;
   // Recorded in manifest.json: the tokenizer file is copied next to the programs, the checkpoint
   // is recorded with its checksum, `options` is the option set used (JSON object).

@@ -1,5 +1,7 @@
 #include "compile/compiler_adapter.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -96,8 +98,8 @@ void check_target_matches_specs(const LoweringTarget& target) {
   }
 }
 
-CompiledMethod CompilerAdapter::compile_method(std::string_view method_name, const pipeline::GraphBundle& bundle,
-                                               const LoweringTarget& target) const {
+void CompilerAdapter::check_before_lowering(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                                            const LoweringTarget& target) const {
   check_target_matches_specs(target);
   if (backend_.backend_type() != target.backend_type) {
     throw_input_error("backend {} lowers for {}, not for --backend {}", backend_.name(),
@@ -108,13 +110,37 @@ CompiledMethod CompilerAdapter::compile_method(std::string_view method_name, con
                       method_name);
   }
   if (auto problem = backend_.check_support(bundle, target)) throw InputError(*problem);
+}
 
-  LoweredMethod lowered = backend_.lower(method_name, bundle, target);
+CompiledMethod CompilerAdapter::compile_method(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                                               const LoweringTarget& target) const {
+  check_before_lowering(method_name, bundle, target);
+  return wrap(method_name, bundle, target, backend_.lower(method_name, bundle, target));
+}
+
+std::vector<CompiledMethod> CompilerAdapter::compile_group(std::span<const GraphToLower> graphs,
+                                                           const LoweringTarget& target) const {
+  for (const GraphToLower& g : graphs) check_before_lowering(g.method_name, *g.bundle, target);
+  std::vector<LoweredMethod> lowered = backend_.lower_group(graphs, target);
+  if (lowered.size() != graphs.size())
+    throw_failure("compile: backend {} lowered {} methods for {} graphs", backend_.name(), lowered.size(), graphs.size());
+  std::vector<CompiledMethod> out;
+  for (size_t i = 0; i < graphs.size(); ++i)
+    out.push_back(wrap(graphs[i].method_name, *graphs[i].bundle, target, std::move(lowered[i])));
+  return out;
+}
+
+CompiledMethod CompilerAdapter::wrap(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                                     const LoweringTarget& target, LoweredMethod lowered) const {
   if (lowered.delegate_id.empty() || lowered.delegate_id != backend_.delegate_id()) {
     throw_failure("compile {}: backend {} produced delegate id '{}', expected '{}'", method_name, backend_.name(),
                   lowered.delegate_id, backend_.delegate_id());
   }
-  if (lowered.delegate_id == "QnnBackend") {
+  // QnnContextCustomProtocol's magic (0x5678ABCD, little-endian) opens every real QNN payload.
+  static constexpr uint8_t kQnnMagic[] = {0xcd, 0xab, 0x78, 0x56};
+  const auto payload = lowered.payload.bytes();
+  if (lowered.delegate_id == "QnnBackend" &&
+      (payload.size() < sizeof kQnnMagic || !std::equal(std::begin(kQnnMagic), std::end(kQnnMagic), payload.begin()))) {
     throw_failure("compile {}: only a real QNN context binary may carry the delegate id QnnBackend", method_name);
   }
   if (lowered.planned_bytes < lowered.lower_bound_bytes) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,16 @@ class CompilerAdapter {
   // the lowered method contradicts the bundle (I/O names or quantized dtypes).
   CompiledMethod compile_method(std::string_view method_name, const pipeline::GraphBundle& bundle,
                                 const LoweringTarget& target) const;
+  // The same for the graphs of one program, lowered together (Backend::lower_group); the result
+  // is in the order given.
+  std::vector<CompiledMethod> compile_group(std::span<const GraphToLower> graphs, const LoweringTarget& target) const;
 
  private:
+  void check_before_lowering(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                             const LoweringTarget& target) const;
+  CompiledMethod wrap(std::string_view method_name, const pipeline::GraphBundle& bundle, const LoweringTarget& target,
+                      LoweredMethod lowered) const;
+
   const Backend& backend_;
 };
 

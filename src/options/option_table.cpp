@@ -218,9 +218,10 @@ std::vector<OptionSpec> make_table() {
                                     "Pipeline stages to skip (a skipped stage hands on an empty output)", P),
                                 {"model_preparation", "quantization", "compilation", "inference"}),
                         "orchestrator stage selection")));
-  t.push_back(ours(note(choices(opt("lowering", T::kChoice, std::string("emulation"),
-                                    "How graphs are lowered: emulation = host runtime emulating the target's quantized arithmetic", ALL),
-                                {"emulation"}),
+  t.push_back(ours(note(choices(opt("lowering", T::kChoice, std::string("genai"),
+                                    "How htp graphs are lowered: genai = our payload (the host runtime emulates the HTP's "
+                                    "quantized arithmetic), qnn = QNN HTP context binaries (needs onnxruntime-qnn)", ALL),
+                                {"genai", "qnn"}),
                         "payload kind")));
   t.push_back(ours(note(opt("scalar_kernels", T::kFlag, false, "Run the scalar kernels (the reference build) instead of the SIMD ones", P | C | R),
                         "kernel build")));

@@ -31,6 +31,10 @@ void validate(const OptionValues& v) {
   // go through the same checks, this keeps validate() self-contained).
   if (auto soc = v.get_optional_string("soc_model")) target::resolve_soc_model(*soc);
   target::resolve_backend_type(v.get_string("backend"));
+  if (v.get_string("lowering") == "qnn" && v.get_string("backend") != "htp") {
+    throw_input_error("--lowering qnn builds QNN HTP context binaries: it needs --backend htp, got --backend {}",
+                      v.get_string("backend"));
+  }
 
   if (v.get_flag("compile_only") && v.has_value("pre_gen_pte")) {
     throw_input_error("--compile_only and --pre_gen_pte cannot be used together: nothing would be compiled or run");

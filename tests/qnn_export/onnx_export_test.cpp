@@ -290,7 +290,7 @@ std::vector<ExportCase> op_cases() {
 // The two export forms: `exact` keeps float constants and intermediates (the QDQ reference's
 // arithmetic), `htp` quantizes them (what the HTP runs in integer).
 const std::vector<std::pair<std::string, OnnxExportOptions>>& forms() {
-  static const std::vector<std::pair<std::string, OnnxExportOptions>> f{{"exact", {false, false}}, {"htp", {true, true}}};
+  static const std::vector<std::pair<std::string, OnnxExportOptions>> f{{"exact", {false, false, {}}}, {"htp", {true, true, {}}}};
   return f;
 }
 

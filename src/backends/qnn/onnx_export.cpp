@@ -311,7 +311,7 @@ class Exporter {
       const auto& val = g_.value(v);
       const DType dt = io_dtype(val.name, table, v);
       check_io_type(val.name, dt, v);
-      const std::string name = onnx_input_name(i, val.name);
+      const std::string name = onnx_input_name(i, val.name) + options_.io_name_suffix;
       value_info(gp_->add_input(), name, dt, val.type.shape);
       qname_[static_cast<size_t>(v)] = name;
       out.inputs.push_back({name, val.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});
@@ -322,7 +322,7 @@ class Exporter {
     for (size_t i = 0; i < g_.outputs().size(); ++i) {
       const auto& o = g_.outputs()[i];
       if (g_.value(o.value).kind == ValueKind::kOpResult && !output_name_.count(o.value))
-        output_name_[o.value] = onnx_output_name(i, o.name);
+        output_name_[o.value] = onnx_output_name(i, o.name) + options_.io_name_suffix;
     }
   }
   void bind_outputs(OnnxModel& out) {
@@ -332,7 +332,7 @@ class Exporter {
       const auto& val = g_.value(o.value);
       const DType dt = io_dtype(o.name, table, o.value);
       check_io_type(o.name, dt, o.value);
-      const std::string name = onnx_output_name(i, o.name);
+      const std::string name = onnx_output_name(i, o.name) + options_.io_name_suffix;
       if (qname_[static_cast<size_t>(o.value)] != name) node("Identity", {qname_[static_cast<size_t>(o.value)]}, name);
       value_info(gp_->add_output(), name, dt, val.type.shape);
       out.outputs.push_back({name, o.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});

@@ -29,6 +29,9 @@ struct OnnxExportOptions {
   // on encodings derived from the operand's (so every node is a DQ -> op -> Q unit, which the HTP
   // runs in integer); false leaves those intermediates float.
   bool quantize_intermediates = true;
+  // Appended to every input and output name (input_<i>_<name><suffix>): the graphs of one shared
+  // QNN context need I/O names that differ across the graphs.
+  std::string io_name_suffix;
 };
 
 // One graph input or output of the exported model, in signature order.

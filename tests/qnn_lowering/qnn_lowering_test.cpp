@@ -1,0 +1,313 @@
+// --lowering qnn end to end on a tiny synthetic model: real QNN HTP context binaries in the .pte
+// (delegate QnnBackend, one shared payload for a device build), the target each binary records,
+// the simulator running an --enable_x86_64 build through `genai run` / `bench` / `pipeline`, and
+// every bad input an exit 2 naming the option, the package or the method.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/qnn/qnn_bridge.h"
+#include "backends/register_builtin.h"
+#include "backends/qnn/qnn_payload.h"
+#include "core/error.h"
+#include "pte/program_reader.h"
+#include "runtime/program_instance.h"
+#include "support/cli_runner.h"
+#include "support/test_requirements.h"
+
+namespace genai {
+namespace {
+
+using testing::run_genai;
+using testing::TempDir;
+using nlohmann::json;
+
+bool has(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+class QnnLowering : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const auto r = run_genai({"synth", "--shape", "tiny", "--out", dir_->file("tiny.gguf")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    backends::qnn::QnnBridge bridge;
+    probe_ = new backends::qnn::QnnProbe(bridge.probe());
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete probe_;
+  }
+  void SetUp() override {
+    GENAI_REQUIRE_AVAILABLE(probe_->available, "onnxruntime-qnn (" << probe_->missing << ")");
+  }
+  static std::vector<std::string> compile_args(const std::string& out, const std::string& soc = "SM8650") {
+    return {"compile", "--checkpoint", dir_->file("tiny.gguf"), "--soc_model", soc, "--backend", "htp",
+            "--lowering", "qnn", "--model_mode", "hybrid", "--max_seq_len", "96", "--max_context_len", "96",
+            "--prefill_ar_len", "16", "--quant_recipe", "16a8w", "-a", out};
+  }
+  static std::string compile(std::vector<std::string> args) {
+    const auto r = run_genai(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return *(std::find(args.begin(), args.end(), "-a") + 1);
+  }
+  static json inspect(const std::string& pte) {
+    const auto r = run_genai({"inspect", "--json", pte});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+  static const json& method(const json& program, const std::string& name) {
+    for (const auto& m : program["methods"])
+      if (m["name"] == name) return m;
+    throw std::runtime_error("no method " + name);
+  }
+
+  static TempDir* dir_;
+  static backends::qnn::QnnProbe* probe_;
+};
+TempDir* QnnLowering::dir_ = nullptr;
+backends::qnn::QnnProbe* QnnLowering::probe_ = nullptr;
+
+TEST_F(QnnLowering, DeviceBuildSharesOnePayloadAndRecordsItsTarget) {
+  const std::string out = compile(compile_args(dir_->file("device")));
+  const json p = inspect(out + "/text_decoder.pte");
+  const json& kv = method(p, "kv_forward")["delegates"][0];
+  const json& pf = method(p, "prefill_forward")["delegates"][0];
+  for (const json* d : {&kv, &pf}) {
+    EXPECT_EQ((*d)["id"], "QnnBackend");
+    EXPECT_EQ((*d)["qnn_payload"]["magic"], "0x5678abcd");
+    EXPECT_TRUE((*d)["qnn_payload"]["valid"].get<bool>());
+    EXPECT_EQ((*d)["qnn_payload"]["header_size"], 256);
+    EXPECT_EQ((*d)["qnn_payload"]["context_binary_size"].get<uint64_t>() + 256, (*d)["processed_size"].get<uint64_t>());
+    EXPECT_EQ((*d)["qnn_payload"]["binary_target"]["soc_model"], "SM8650");
+    EXPECT_EQ((*d)["qnn_payload"]["binary_target"]["htp_arch"], "V75");
+    EXPECT_EQ((*d)["qnn_options"]["soc_model"], "SM8650");
+    EXPECT_EQ((*d)["qnn_options"]["htp_arch"], "V75");
+    EXPECT_EQ((*d)["qnn_options"]["backend_type"], "htp");
+    EXPECT_TRUE((*d)["qnn_options"]["use_weight_sharing"].get<bool>());
+  }
+  EXPECT_EQ(kv["payload"], pf["payload"]) << "both methods must point to one payload segment";
+  // The x86 simulator cannot load a weight-shared context: exit 2 saying how to get one it can.
+  testing::expect_exit2({"run", "-a", out, "--prompt", "hi", "--max_new_tokens", "2"},
+                        {"kv_forward", "--enable_x86_64"});
+}
+
+TEST_F(QnnLowering, EachSocRecordsItsOwnTargetAndAMismatchIsRefused) {
+  const std::vector<std::pair<std::string, std::string>> socs = {{"SM8450", "V69"}, {"SM8550", "V73"}, {"SM8750", "V79"}};
+  for (const auto& [soc, arch] : socs) {
+    auto args = compile_args(dir_->file("soc_" + soc), soc);
+    args.push_back("--enable_x86_64");
+    const std::string out = compile(args);
+    const json p = inspect(out + "/text_decoder.pte");
+    for (const char* m : {"kv_forward", "prefill_forward"}) {
+      const json& d = method(p, m)["delegates"][0];
+      EXPECT_EQ(d["qnn_payload"]["binary_target"]["soc_model"], soc) << m;
+      EXPECT_EQ(d["qnn_payload"]["binary_target"]["htp_arch"], arch) << m;
+      EXPECT_EQ(d["qnn_options"]["soc_model"], soc) << m;
+      EXPECT_EQ(d["qnn_options"]["htp_arch"], arch) << m;
+    }
+    EXPECT_NE(method(p, "kv_forward")["delegates"][0]["payload"], method(p, "prefill_forward")["delegates"][0]["payload"])
+        << "--enable_x86_64: one context per graph";
+  }
+  // A binary built for SM8550 checked against SM8650 specs: refused, naming both.
+  const auto loaded = pte::read_program(dir_->file("soc_SM8550") + "/text_decoder.pte");
+  for (const auto& m : loaded.program.methods) {
+    if (m.name != "kv_forward") continue;
+    const auto binary = backends::qnn::qnn_context_binary(m.delegates.at(0).processed.bytes(), "kv_forward");
+    EXPECT_NO_THROW(backends::qnn::check_qnn_binary_target(binary, "SM8550", 73, "test"));
+    try {
+      backends::qnn::check_qnn_binary_target(binary, "SM8650", 75, "test");
+      ADD_FAILURE() << "a mismatch passed";
+    } catch (const InputError& e) {
+      EXPECT_TRUE(has(e.what(), "SM8550") && has(e.what(), "SM8650")) << e.what();
+    }
+  }
+}
+
+TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
+  auto qnn_args = compile_args(dir_->file("x86"));
+  qnn_args.push_back("--enable_x86_64");
+  // The context the agreement was measured at (a longer one than the other tests use).
+  for (auto& a : qnn_args)
+    if (a == "96") a = "128";
+  const std::string qnn = compile(qnn_args);
+  auto genai_args = compile_args(dir_->file("genai"));
+  *std::find(genai_args.begin(), genai_args.end(), "qnn") = "genai";
+  for (auto& a : genai_args)
+    if (a == "96") a = "128";
+  const std::string ours = compile(genai_args);
+  auto run = [](const std::string& dir) {
+    const auto r = run_genai({"run", "-a", dir, "--prompt", "Once upon a time", "--max_new_tokens", "8", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json sim = run(qnn), emu = run(ours);
+  ASSERT_FALSE(sim["tokens"].empty());
+  EXPECT_FALSE(sim["text"].get<std::string>().empty());
+  // The tiny model's random weights give near-flat logits, so the two part after a few tokens;
+  // the first three agree (measured: 3 of the first 4).
+  for (size_t i = 0; i < 3 && i < sim["tokens"].size() && i < emu["tokens"].size(); ++i)
+    EXPECT_EQ(sim["tokens"][i], emu["tokens"][i]) << "token " << i;
+  const auto b = run_genai({"bench", "-a", qnn, "--pp", "16", "--tg", "2", "--reps", "1", "--json"});
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+}
+
+// One step of each graph on the simulator and on our executor, same program inputs (random
+// uint16 caches and mask, fixed token and position): the largest difference in output steps and
+// the share of output elements that differ, printed for the record and held to a bound.
+TEST_F(QnnLowering, EachGraphOnTheSimulatorStaysNearOurExecutor) {
+  auto qnn_args = compile_args(dir_->file("step_qnn"));
+  qnn_args.push_back("--enable_x86_64");
+  auto genai_args = compile_args(dir_->file("step_genai"));
+  *std::find(genai_args.begin(), genai_args.end(), "qnn") = "genai";
+  backends::register_builtin_backends();
+  const auto sim = runtime::ProgramInstance::load(compile(qnn_args) + "/text_decoder.pte");
+  const auto emu = runtime::ProgramInstance::load(compile(genai_args) + "/text_decoder.pte");
+  for (const char* method : {"kv_forward", "prefill_forward"}) {
+    std::mt19937 rng(7);
+    std::vector<std::vector<uint8_t>> in;
+    std::vector<runtime::BufferRef> in_refs;
+    for (const auto& d : sim->inputs(method)) {
+      std::vector<uint8_t> b(static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype));
+      if (d.dtype == DType::kI32) {
+        for (size_t i = 0; i < b.size(); i += 4) {
+          const int32_t v = d.name == "input_pos" ? 5 : 42;
+          std::memcpy(&b[i], &v, 4);
+        }
+      } else {
+        for (auto& x : b) x = static_cast<uint8_t>(rng());
+      }
+      in.push_back(std::move(b));
+    }
+    for (auto& b : in) in_refs.push_back({b.data(), b.size()});
+    auto run = [&](runtime::ProgramInstance& p) {
+      std::vector<std::vector<uint8_t>> out;
+      std::vector<runtime::BufferRef> refs;
+      for (const auto& d : p.outputs(method)) out.emplace_back(static_cast<size_t>(shape_numel(d.shape)) * dtype_size(d.dtype));
+      for (auto& b : out) refs.push_back({b.data(), b.size()});
+      p.execute(method, in_refs, refs);
+      return out;
+    };
+    const auto a = run(*sim), b = run(*emu);
+    const auto& outs = sim->outputs(method);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t o = 0; o < a.size(); ++o) {
+      ASSERT_EQ(outs[o].dtype, DType::kU16) << outs[o].name;
+      const size_t n = a[o].size() / 2;
+      int worst = 0;
+      size_t differ = 0;
+      double mean = 0, signal = 0, noise = 0;
+      std::vector<int> xs(n), ys(n);
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t x, y;
+        std::memcpy(&x, &a[o][2 * i], 2);
+        std::memcpy(&y, &b[o][2 * i], 2);
+        xs[i] = x;
+        ys[i] = y;
+        mean += y;
+        const int d = std::abs(int{x} - int{y});
+        worst = std::max(worst, d);
+        differ += d != 0;
+      }
+      mean /= static_cast<double>(n);
+      for (size_t i = 0; i < n; ++i) {
+        signal += (ys[i] - mean) * (ys[i] - mean);
+        noise += static_cast<double>(xs[i] - ys[i]) * (xs[i] - ys[i]);
+      }
+      // SQNR of the simulator's output against ours, about our output's mean (in steps).
+      const double sqnr = noise == 0 ? 999.0 : 10 * std::log10(signal / noise);
+      std::printf("%s %s: max %d steps, %.1f%% of %zu differ, SQNR %.1f dB\n", method, outs[o].name.c_str(), worst,
+                  100.0 * static_cast<double>(differ) / static_cast<double>(n), n, sqnr);
+      // Layer 0's K and V (norm, linear, rope) agree within 2 steps. Past the first attention the
+      // two part (measured: up to ~360 steps in layer 1 and the logits with random caches and
+      // mask, SQNR ~44 dB): closing that distance is the emulation work of issue 15.
+      // Measured 44.6-44.9 dB on the logits; the issue's goal is 35.
+      if (outs[o].name == "logits") {
+        EXPECT_GE(sqnr, 35.0) << method;
+      }
+      if (outs[o].name == "k_out_0" || outs[o].name == "v_out_0") {
+        EXPECT_LE(worst, 2) << method << " " << outs[o].name;
+      }
+    }
+  }
+}
+
+TEST_F(QnnLowering, ABrokenPayloadIsAnExit2NamingTheMethod) {
+  auto args = compile_args(dir_->file("broken"));
+  args.push_back("--enable_x86_64");
+  const std::string out = compile(args);
+  const std::string pte = out + "/text_decoder.pte";
+  std::vector<char> bytes = file_bytes(pte);
+  const std::string magic = "\xcd\xab\x78\x56";
+  const auto at = std::search(bytes.begin(), bytes.end(), magic.begin(), magic.end());
+  ASSERT_NE(at, bytes.end());
+  *at = 0;
+  std::ofstream(pte, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  testing::expect_exit2({"run", "-a", out, "--no_verify", "--prompt", "hi", "--max_new_tokens", "2"},
+                        {"method", "magic"});
+}
+
+TEST_F(QnnLowering, IdenticalCompilesGiveByteIdenticalArtifactDirs) {
+  const std::string a = compile(compile_args(dir_->file("same_a")));
+  const std::string b = compile(compile_args(dir_->file("same_b")));
+  for (const auto& e : std::filesystem::directory_iterator(a)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(file_bytes(e.path().string()), file_bytes(b + "/" + name)) << name;
+  }
+}
+
+TEST_F(QnnLowering, PipelineRunsAllFourStages) {
+  auto args = compile_args(dir_->file("pipeline"));
+  args[0] = "pipeline";
+  for (const char* a : {"--enable_x86_64", "--prompt", "Once upon a time", "--max_new_tokens", "4"}) args.push_back(a);
+  const auto r = run_genai(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* stage : {"[model_preparation] completed", "[quantization] completed", "[compilation] completed",
+                            "[inference] completed"})
+    EXPECT_TRUE(has(r.err + r.out, stage)) << stage << "\n" << r.err;
+}
+
+TEST(QnnLoweringOptions, QnnLoweringNeedsBackendHtp) {
+  TempDir dir;
+  testing::expect_exit2({"compile", "--checkpoint", dir.file("none.gguf"), "--soc_model", "SM8650", "--backend", "gpu",
+                         "--lowering", "qnn", "-a", dir.file("out")},
+                        {"--lowering", "--backend"});
+}
+
+TEST(QnnLoweringOptions, WithoutOnnxruntimeQnnItIsAnExit2NamingThePackage) {
+  TempDir dir;
+  ASSERT_EQ(run_genai({"synth", "--shape", "tiny", "--out", dir.file("tiny.gguf")}).exit_code, 0);
+  // A Python without site-packages: the standard library only.
+  const std::string bare = dir.file("python_without_site");
+  std::ofstream(bare) << "#!/bin/sh\nexec python3 -S -I \"$@\"\n";
+  chmod(bare.c_str(), 0755);
+  setenv("GENAI_PYTHON", bare.c_str(), 1);
+  testing::expect_exit2({"compile", "--checkpoint", dir.file("tiny.gguf"), "--soc_model", "SM8650", "--backend", "htp",
+                         "--lowering", "qnn", "--model_mode", "kv", "--max_seq_len", "32", "--quant_recipe", "16a8w",
+                         "-a", dir.file("out")},
+                        {"onnxruntime-qnn"});
+  unsetenv("GENAI_PYTHON");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out") + "/manifest.json"));
+}
+
+}  // namespace
+}  // namespace genai
