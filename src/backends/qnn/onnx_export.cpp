@@ -7,10 +7,8 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <onnx/onnx_pb.h>
 
+#include "backends/qnn/onnx_wire.h"
 #include "core/error.h"
 #include "graph/graph.h"
 #include "quant/encoding_set.h"
@@ -30,8 +28,7 @@ std::string onnx_output_name(size_t index, std::string_view name) { return fmt::
 
 namespace {
 
-// TensorProto.DataType values (plain int32 on the wire, so types newer than the installed
-// onnx.proto, such as INT4, are written by number).
+// TensorProto.DataType values (INT4 included, which the written model uses by number).
 enum OnnxType : int32_t {
   kFloat = 1,
   kUint8 = 2,
@@ -108,26 +105,19 @@ class Exporter {
       : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options) {}
 
   OnnxModel run() {
-    onnx::ModelProto model;
-    model.set_ir_version(kIrVersion);
-    model.set_producer_name("genai");
-    auto* opset = model.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(kOnnxOpset);
-    gp_ = model.mutable_graph();
-    gp_->set_name(g_.name());
+    wire::Model model;
+    model.ir_version = kIrVersion;
+    model.producer_name = "genai";
+    model.opset_imports.push_back({"", kOnnxOpset});
+    gp_ = &model.graph;
+    gp_->name = g_.name();
     qname_.assign(g_.values().size(), "");
     OnnxModel out;
     bind_inputs(out);
     name_outputs();
     for (const auto& op : g_.ops()) emit(op);
     bind_outputs(out);
-    google::protobuf::io::StringOutputStream stream(&out.bytes);
-    {
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      if (!model.SerializeToCodedStream(&coded)) throw_failure("qnn export: graph {}: serialization failed", g_.name());
-    }
+    out.bytes = wire::serialize(model);
     return out;
   }
 
@@ -151,11 +141,7 @@ class Exporter {
   // ---- initializers ----------------------------------------------------------------------
   void add_initializer(const std::string& name, int32_t type, const std::vector<int64_t>& dims, std::string raw) {
     if (!initializers_.insert(name).second) return;  // one initializer per name
-    auto* t = gp_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(type);
-    for (int64_t d : dims) t->add_dims(d);
-    t->set_raw_data(std::move(raw));
+    gp_->initializers.push_back({dims, type, name, std::move(raw)});
   }
   void add_floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
     std::string raw(v.size() * sizeof(float), '\0');
@@ -178,31 +164,32 @@ class Exporter {
   }
 
   // ---- nodes -----------------------------------------------------------------------------
-  onnx::NodeProto* node(const std::string& op_type, const std::vector<std::string>& inputs, const std::string& output) {
-    auto* n = gp_->add_node();
-    n->set_op_type(op_type);
-    n->set_name(fmt::format("{}_{}", op_type, node_count_++));
-    for (const auto& i : inputs) n->add_input(i);
-    n->add_output(output);
-    return n;
+  // The node just added; the pointer holds only until the next node() (callers add attributes at once).
+  wire::Node* node(const std::string& op_type, const std::vector<std::string>& inputs, const std::string& output) {
+    wire::Node& n = gp_->nodes.emplace_back();
+    n.op_type = op_type;
+    n.name = fmt::format("{}_{}", op_type, node_count_++);
+    n.inputs = inputs;
+    n.outputs = {output};
+    return &n;
   }
-  static void attr_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
+  static void attr_int(wire::Node* n, const std::string& name, int64_t v) {
+    wire::Attribute& a = n->attributes.emplace_back();
+    a.name = name;
+    a.type = wire::AttributeType::kInt;
+    a.i = v;
   }
-  static void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
+  static void attr_float(wire::Node* n, const std::string& name, float v) {
+    wire::Attribute& a = n->attributes.emplace_back();
+    a.name = name;
+    a.type = wire::AttributeType::kFloat;
+    a.f = v;
   }
-  static void attr_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
+  static void attr_ints(wire::Node* n, const std::string& name, const std::vector<int64_t>& v) {
+    wire::Attribute& a = n->attributes.emplace_back();
+    a.name = name;
+    a.type = wire::AttributeType::kInts;
+    a.ints = v;
   }
   std::string fresh(const std::string& base) { return fmt::format("{}/{}", base, fresh_count_[base]++); }
 
@@ -287,11 +274,8 @@ class Exporter {
     if (g_.value(v).type.dtype != DType::kF32) return g_.value(v).type.dtype;
     return quant::qdtype_storage(enc(v).dtype);
   }
-  void value_info(onnx::ValueInfoProto* vi, const std::string& name, DType dtype, const Shape& shape) {
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx_type(dtype));
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  static wire::ValueInfo value_info(const std::string& name, DType dtype, const Shape& shape) {
+    return {name, onnx_type(dtype), std::vector<int64_t>(shape.begin(), shape.end())};
   }
   void check_io_type(const std::string& name, DType dtype, ValueId v) const {
     if (g_.value(v).type.dtype != DType::kF32) {
@@ -312,7 +296,7 @@ class Exporter {
       const DType dt = io_dtype(val.name, table, v);
       check_io_type(val.name, dt, v);
       const std::string name = onnx_input_name(i, val.name) + options_.io_name_suffix;
-      value_info(gp_->add_input(), name, dt, val.type.shape);
+      gp_->inputs.push_back(value_info(name, dt, val.type.shape));
       qname_[static_cast<size_t>(v)] = name;
       out.inputs.push_back({name, val.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});
     }
@@ -334,7 +318,7 @@ class Exporter {
       check_io_type(o.name, dt, o.value);
       const std::string name = onnx_output_name(i, o.name) + options_.io_name_suffix;
       if (qname_[static_cast<size_t>(o.value)] != name) node("Identity", {qname_[static_cast<size_t>(o.value)]}, name);
-      value_info(gp_->add_output(), name, dt, val.type.shape);
+      gp_->outputs.push_back(value_info(name, dt, val.type.shape));
       out.outputs.push_back({name, o.name, dt, std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end())});
     }
   }
@@ -579,7 +563,7 @@ class Exporter {
   const Graph& g_;
   const quant::EncodingSet& set_;
   const OnnxExportOptions& options_;
-  onnx::GraphProto* gp_ = nullptr;
+  wire::Graph* gp_ = nullptr;
   std::vector<std::string> qname_;            // per value: its integer (or int32) tensor
   std::map<ValueId, std::string> output_name_;  // op results quantized straight into an output
   std::set<std::string> initializers_;
