@@ -13,7 +13,6 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
   adb
 )
 if (( want_test )); then
