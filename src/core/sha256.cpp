@@ -1,5 +1,6 @@
 #include "core/sha256.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "core/error.h"
@@ -9,6 +10,12 @@ namespace genai {
 
 namespace {
 EVP_MD_CTX* ctx_of(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+
+// OpenSSL initialises itself on first use, in whichever thread that is, and the error state it
+// allocates then belongs to that thread: a thread-pool worker (chunked hashing) keeps it until
+// exit, where LeakSanitizer reports it. Initialising during static initialisation puts it on the
+// main thread, which OpenSSL's exit handler cleans up.
+[[maybe_unused]] const int kOpenSslInitialised = OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr);
 }  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
