@@ -93,6 +93,20 @@ Encoding asymmetric_encoding(QDType dtype, float lo, float hi) {
   return e;
 }
 
+Encoding symmetric_encoding(QDType dtype, float lo, float hi) {
+  if (dtype == QDType::kF16) return float16_encoding();
+  if (qdtype_min(dtype) != 0) throw_failure("quant: symmetric activation encodings are unsigned, not {}", qdtype_name(dtype));
+  if (!std::isfinite(lo) || !std::isfinite(hi)) throw_failure("quant: non-finite calibration range [{}, {}]", lo, hi);
+  Encoding e;
+  e.dtype = dtype;
+  e.qmin = qdtype_min(dtype);
+  e.qmax = qdtype_max(dtype);
+  e.zero_point = static_cast<int32_t>((e.qmax + 1) / 2);
+  const float m = std::max(std::fabs(lo), std::fabs(hi));
+  e.scale = std::max(m / static_cast<float>(e.zero_point - 1), 1e-9f);
+  return e;
+}
+
 Encoding float16_encoding() {
   Encoding e;
   e.dtype = QDType::kF16;

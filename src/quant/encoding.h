@@ -35,6 +35,10 @@ struct Encoding {
 // Asymmetric encoding covering [min(lo, 0), max(hi, 0)] (zero exactly representable). A
 // degenerate range gets a tiny positive scale so quantize never divides by zero.
 Encoding asymmetric_encoding(QDType dtype, float lo, float hi);
+// Symmetric encoding of an unsigned type: zero point 2^(b-1) (128 for uint8), scale
+// max(|lo|, |hi|) / (2^(b-1) - 1), so +-max are both codes. The HTP multiplies two activations
+// natively only when the second one is symmetric 8-bit (docs/quantization.md, "HTP rules").
+Encoding symmetric_encoding(QDType dtype, float lo, float hi);
 Encoding float16_encoding();
 
 // The rounding rule and the clamp are kernels::round_half_even and kernels::requantize

@@ -165,13 +165,13 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
   std::set<ValueId> kv_roots;
   for (const auto& o : g.outputs())
     if (starts_with(o.name, "k_out_") || starts_with(o.name, "v_out_")) kv_roots.insert(root_of(g, o.value));
-  auto calibrated = [&](const std::string& name, QDType dtype) {
+  auto calibrated = [&](const std::string& name, QDType dtype, bool symmetric = false) {
     if (fp) return float16_encoding();
     auto it = ranges.find(name);
     if (it == ranges.end() || !it->second.seen)
       throw_failure("quant: no calibration range for tensor {} of graph {}", name, g.name());
     const auto [lo, hi] = mse_range(it->second, qdtype_max(dtype) - qdtype_min(dtype));
-    return asymmetric_encoding(dtype, lo, hi);
+    return symmetric ? symmetric_encoding(dtype, lo, hi) : asymmetric_encoding(dtype, lo, hi);
   };
   for (ValueId id : g.inputs()) {
     const auto& v = g.value(id);
@@ -183,9 +183,10 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
     const auto& r = g.value(op.result);
     if (!is_float_value(r) || is_passthrough(op.kind)) continue;
     QDType dtype = recipe.scheme_for(r.name).act;
-    if (kv_roots.count(op.result)) dtype = recipe.kv;
+    const bool kv = kv_roots.count(op.result) > 0;
+    if (kv) dtype = recipe.kv;
     if (r.name == "lm_head.out" && !fp) dtype = QDType::kU16;
-    set.activations[r.name] = calibrated(r.name, dtype);
+    set.activations[r.name] = calibrated(r.name, dtype, kv && dtype == QDType::kU8);
   }
   complete(g, set.activations);
   check_complete(g, set.activations);

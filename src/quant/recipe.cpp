@@ -64,7 +64,9 @@ Recipe recipe_from_spelling(std::string_view spelling) {
     r.kv = QDType::kF16;
     return r;
   }
-  r.kv = r.base.act == QDType::kU8 ? QDType::kU8 : QDType::kU16;
+  // 8-bit KV cache everywhere but 16a16w: the second operand of Q.K^T and P.V is what upstream's
+  // 16a8w matmul annotation makes 8-bit, and the HTP has no native 16 x 16-bit matmul.
+  r.kv = r.base.act == QDType::kU16 && r.base.weight == QDType::kI16 ? QDType::kU16 : QDType::kU8;
   if (qdtype_bits(r.base.weight) < 8) {
     r.overrides.push_back({kHead, {r.base.act, QDType::kI8, 0}});
     r.overrides.push_back({kEmbed, {r.base.act, QDType::kI8, 0}});
@@ -92,14 +94,12 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     r.name = "16a4w_block:32 (llama3_2-1b default)";
     r.overrides.insert(r.overrides.begin(), {kHead, head});
     r.overrides.insert(r.overrides.begin() + 1, {"layers\\.[0-3]\\.mlp\\.down_proj\\.out", head});
-    r.kv = QDType::kU8;
     return r;
   }
   if (n.find("stories") != std::string::npos || dim <= 768) {
     Recipe r = recipe_from_spelling("16a4w");
     r.name = "16a4w (stories default)";
     r.overrides.insert(r.overrides.begin(), {kHead, head});
-    r.kv = QDType::kU8;
     return r;
   }
   Recipe r = recipe_from_spelling("16a8w");

@@ -42,16 +42,16 @@ struct Recipe {
   Scheme scheme_for(const std::string& tensor_name) const;
 };
 
-// A recipe from a --quant_recipe spelling: the scheme everywhere, the KV cache 8-bit for 8a8w
-// and 16-bit otherwise, the output head and the embedding table at 8 bits when weights are
+// A recipe from a --quant_recipe spelling: the scheme everywhere, the KV cache 8-bit (16-bit for
+// 16a16w; derive_encodings makes an 8-bit cache symmetric), the output head and the embedding table at 8 bits when weights are
 // narrower (upstream keeps the head at 8 bits in every 4-bit recipe; a 4-bit tied table
 // destroys small models), float16 for "fp16".
 Recipe recipe_from_spelling(std::string_view spelling);
 // The recipe of a parsed --quant_recipe / --quant_block_size choice (src/options).
 Recipe recipe_from_choice(const options::QuantRecipeChoice& choice);
 // Upstream-like per-model defaults, chosen from the model name/shape: stories (llama2.c-sized)
-// 16a4w with the output head 16a8w and an 8-bit KV cache; smollm2 16a8w; llama 3.2 1B
-// 16a4w_block:32 with the output head 16a8w and an 8-bit KV cache; anything else 16a8w.
+// 16a4w with the output head 16a8w; smollm2 16a8w; llama 3.2 1B 16a4w_block:32 with the output
+// head 16a8w; anything else 16a8w.
 Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim);
 // Adds "regex=scheme" overrides (e.g. "layers\.0\..*=16a8w"); InputError naming `option` on a
 // bad regex or scheme.

@@ -98,7 +98,7 @@ TEST(CompileCli, TinyModelCompilesAndInspectShowsMethodsTargetPlanAndOneWeightCo
   EXPECT_EQ(by_name["prefill_forward"]["inputs"][0]["shape"], (json{1, 16}));
   const std::map<std::string, json> constants{{"get_max_seq_len", 64}, {"get_max_context_len", 64},
                                               {"get_ar_len", 1},       {"get_n_layers", 2},
-                                              {"get_use_kv_cache", true}, {"get_kv_io_bit_width", 16},
+                                              {"get_use_kv_cache", true}, {"get_kv_io_bit_width", 8},
                                               {"get_max_batch_size", 1}};
   for (const auto& [name, value] : constants) {
     ASSERT_TRUE(by_name.count(name)) << name;
@@ -111,7 +111,8 @@ TEST(CompileCli, TinyModelCompilesAndInspectShowsMethodsTargetPlanAndOneWeightCo
     EXPECT_TRUE(by_name.count(name)) << name;
   }
   EXPECT_EQ(by_name["get_kv_output_0_quant_attr"]["values"].size(), 5u);
-  EXPECT_EQ(by_name["get_kv_output_0_quant_attr"]["values"][4], "torch.uint16");
+  EXPECT_EQ(by_name["get_kv_output_0_quant_attr"]["values"][4], "torch.uint8");
+  EXPECT_EQ(by_name["get_kv_output_0_quant_attr"]["values"][1], 128);  // symmetric 8-bit KV
   EXPECT_FALSE(by_name.count("get_kv_output_4_quant_attr"));  // 2 layers: k_out_0..1, v_out_0..1
 
   // One stored copy of the weights: unique keys, and the file holds less than two copies.

@@ -133,7 +133,7 @@ TEST(CompileStrategy, HybridGroupsBothGraphsIntoOneTextDecoderProgram) {
   EXPECT_EQ(io(*kv, true, 0).scalar_type, pte::ScalarType::kInt);  // tokens
   EXPECT_EQ(io(*kv, true, 0).sizes, (std::vector<int32_t>{1, 1}));
   EXPECT_EQ(io(*kv, true, 1).scalar_type, pte::ScalarType::kUInt16);  // atten_mask
-  EXPECT_EQ(io(*kv, true, 3).scalar_type, pte::ScalarType::kUInt16);  // k_cache_0 (16a8w: 16-bit KV)
+  EXPECT_EQ(io(*kv, true, 3).scalar_type, pte::ScalarType::kByte);  // k_cache_0 (16a8w: 8-bit KV)
   EXPECT_EQ(io(*kv, false, 0).scalar_type, pte::ScalarType::kUInt16);  // logits
   EXPECT_EQ(io(*prefill, true, 0).sizes, (std::vector<int32_t>{1, 8}));
   EXPECT_FALSE(io(*kv, true, 0).allocation.has_value());  // caller-supplied
@@ -181,7 +181,7 @@ TEST(CompileStrategy, ConstantMethodsCarryTheDecodeGraphsFacts) {
   EXPECT_EQ(std::get<pte::Int>(constant("get_n_eos")).value, 1);
   EXPECT_EQ(std::get<pte::Int>(constant("get_max_batch_size")).value, 1);
   EXPECT_TRUE(std::get<pte::Bool>(constant("get_use_kv_cache")).value);
-  EXPECT_EQ(std::get<pte::Int>(constant("get_kv_io_bit_width")).value, 16);
+  EXPECT_EQ(std::get<pte::Int>(constant("get_kv_io_bit_width")).value, 8);  // 16a8w: 8-bit KV
 
   const auto& kv_bundle = quantized_bundles().at(GraphName::kKvForward);
   const auto& enc = kv_bundle.encodings()->activations;
@@ -201,8 +201,9 @@ TEST(CompileStrategy, ConstantMethodsCarryTheDecodeGraphsFacts) {
     EXPECT_EQ(std::get<pte::Double>(m->values[0]).value, static_cast<double>(e.scale));
     EXPECT_EQ(std::get<pte::Int>(m->values[1]).value, e.zero_point);
     EXPECT_EQ(std::get<pte::Int>(m->values[2]).value, 0);
-    EXPECT_EQ(std::get<pte::Int>(m->values[3]).value, 65535);
-    EXPECT_EQ(std::get<pte::String>(m->values[4]).value, "torch.uint16");
+    EXPECT_EQ(std::get<pte::Int>(m->values[1]).value, 128);  // symmetric
+    EXPECT_EQ(std::get<pte::Int>(m->values[3]).value, 255);
+    EXPECT_EQ(std::get<pte::String>(m->values[4]).value, "torch.uint8");
   }
   EXPECT_FALSE(p.program.find_method(fmt::format("get_kv_output_{}_quant_attr", 2 * c.n_layers)));
 }

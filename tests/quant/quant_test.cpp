@@ -133,7 +133,9 @@ TEST(QuantRecipes, SpellingsDefaultsAndOverrides) {
   EXPECT_EQ(recipe_from_spelling("8a8w").kv, QDType::kU8);
   EXPECT_EQ(recipe_from_choice(options::parse_quant_recipe("16a4w_block:64")).base.block_size, 64);
   EXPECT_EQ(recipe_from_choice(options::parse_quant_recipe("fp16")).is_float(), true);
-  EXPECT_EQ(recipe_from_spelling("16a4w").kv, QDType::kU16);
+  EXPECT_EQ(recipe_from_spelling("16a4w").kv, QDType::kU8);
+  EXPECT_EQ(recipe_from_spelling("16a8w").kv, QDType::kU8);
+  EXPECT_EQ(recipe_from_spelling("16a16w").kv, QDType::kU16);
   EXPECT_EQ(recipe_from_spelling("16a4w").scheme_for("lm_head.out").weight, QDType::kI8);
   EXPECT_EQ(recipe_from_spelling("16a8w").overrides.size(), 0u);
   const Recipe stories = default_recipe("stories110M", 12, 768);
@@ -288,7 +290,8 @@ TEST(QuantReconcile, SameTensorSameEncodingInEveryGraph) {
   const auto& io = *q.bundles.at(pipeline::GraphName::kKvForward).quant_io_dtypes();
   EXPECT_EQ(io.inputs.at("atten_mask"), DType::kU16);
   EXPECT_EQ(io.inputs.at("tokens"), DType::kI32);
-  EXPECT_EQ(io.inputs.at("k_cache_0"), DType::kU16);
+  EXPECT_EQ(io.inputs.at("k_cache_0"), DType::kU8);
+  EXPECT_EQ(kv.activations.at("k_cache_0").zero_point, 128);  // symmetric: native on the HTP
   EXPECT_EQ(io.outputs.at("logits"), DType::kU16);
   EXPECT_EQ(io.outputs.at("v_out_1"), io.inputs.at("v_cache_1"));
   // 8a8w: 8-bit KV cache, logits still 16-bit.

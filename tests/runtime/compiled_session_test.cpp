@@ -22,11 +22,11 @@ using graph::ModelMode;
 struct Case {
   std::string recipe;
   ModelMode mode;
-  bool kv8 = false;
+  bool kv16 = false;  // the KV cache 16-bit instead of the recipe's
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.recipe << (c.kv8 ? " kv8 " : " ") << graph::model_mode_name(c.mode);
+  *os << c.recipe << (c.kv16 ? " kv16 " : " ") << graph::model_mode_name(c.mode);
 }
 
 std::shared_ptr<QdqTestModel> quantized(std::shared_ptr<const Model> model, const Case& c, int64_t context, int64_t ar) {
@@ -35,7 +35,7 @@ std::shared_ptr<QdqTestModel> quantized(std::shared_ptr<const Model> model, cons
   o.max_context_len = context;
   o.prefill_ar_len = ar;
   o.recipe = quant::recipe_from_spelling(c.recipe);
-  if (c.kv8) o.recipe.kv = quant::QDType::kU8;
+  if (c.kv16) o.recipe.kv = quant::QDType::kU16;
   o.calibration.context_len = context;
   o.calibration.max_windows = 2;
   auto m = std::make_shared<QdqTestModel>();
@@ -54,7 +54,7 @@ TEST_P(CompiledSessionParity, LogitsEqualTheQdqReferenceAtEveryPosition) {
   const auto qm = quantized(model, c, context, ar);
   testing::TempDir dir;
   const std::string path = dir.file("text_decoder.pte");
-  const std::string key = c.recipe + (c.kv8 ? "kv8" : "") + std::string(graph::model_mode_name(c.mode));
+  const std::string key = c.recipe + (c.kv16 ? "kv16" : "") + std::string(graph::model_mode_name(c.mode));
   write_qdq_program(path, key, qm, context);
 
   DecoderScheduler compiled(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(path)));
@@ -63,7 +63,7 @@ TEST_P(CompiledSessionParity, LogitsEqualTheQdqReferenceAtEveryPosition) {
   EXPECT_EQ(compiled.max_context(), context);
   EXPECT_EQ(compiled.vocab_size(), model->config.vocab_size);
   EXPECT_EQ(compiled.prefill_ar_len(), c.mode == ModelMode::kHybrid ? ar : 0);
-  EXPECT_EQ(compiled.kv_dtype(), c.recipe == "fp16" ? DType::kF32 : c.kv8 ? DType::kU8 : DType::kU16);
+  EXPECT_EQ(compiled.kv_dtype(), c.recipe == "fp16" ? DType::kF32 : c.kv16 || c.recipe == "16a16w" ? DType::kU16 : DType::kU8);
 
   // Prompts shorter than, equal to and longer than AR-N, then greedy decoding to the full context.
   for (int64_t n : {3, 8, 19}) {
@@ -90,11 +90,11 @@ TEST_P(CompiledSessionParity, LogitsEqualTheQdqReferenceAtEveryPosition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipes, CompiledSessionParity,
-                         ::testing::Values(Case{"16a16w", ModelMode::kHybrid}, Case{"16a8w", ModelMode::kKv},
-                                           Case{"16a4w", ModelMode::kHybrid, /*kv8=*/true},
+                         ::testing::Values(Case{"16a16w", ModelMode::kHybrid}, Case{"16a8w", ModelMode::kKv, /*kv16=*/true},
+                                           Case{"16a4w", ModelMode::kHybrid},
                                            Case{"fp16", ModelMode::kHybrid}),
                          [](const auto& info) {
-                           return info.param.recipe + (info.param.kv8 ? "_kv8_" : "_") +
+                           return info.param.recipe + (info.param.kv16 ? "_kv16_" : "_") +
                                   std::string(graph::model_mode_name(info.param.mode));
                          });
 
@@ -126,7 +126,7 @@ TEST(CompiledSession, ConstantsMustAgreeWithTheSignatures) {
   };
   expect_error(program_with(dir, qm, "get_vocab_size", pte::Int{84}), "constant get_vocab_size is 84");
   expect_error(program_with(dir, qm, "get_max_context_len", pte::Int{32}), "get_max_context_len is 32");
-  expect_error(program_with(dir, qm, "get_kv_io_bit_width", pte::Int{8}), "get_kv_io_bit_width is 8");
+  expect_error(program_with(dir, qm, "get_kv_io_bit_width", pte::Int{16}), "get_kv_io_bit_width is 16");
   expect_error(program_with(dir, qm, "get_logits_scale", std::nullopt), "get_logits_scale");
   expect_error(program_with(dir, qm, "get_logits_scale", pte::Double{-1.0}), "must be positive");
   // Without the optional constants the signatures alone define the layout.
