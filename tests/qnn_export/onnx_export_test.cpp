@@ -443,10 +443,11 @@ TEST(OnnxExportCpu, WholeGraphsMatchQdqReference) {
     std::printf("%-40s logits max %4lld steps (%5.2f%% differ, SQNR %.1f dB)  k/v max %3lld (%5.2f%%)\n", labels[i].c_str(),
                 static_cast<long long>(logits.max_steps), 100.0 * logits.share(), logits.sqnr_db(), static_cast<long long>(kv.max_steps),
                 100.0 * kv.share());
-    // Measured: exact form <= 15 logit steps and 3 k/v steps (float vs integer accumulation,
-    // amplified over two layers); the htp form's quantized intermediates add up to 123 / 26.
+    // Measured: exact form <= 40 logit steps and 1 k/v step (float vs integer accumulation; one
+    // step of the 8-bit KV is 257 steps of a 16-bit value, amplified over two layers); the htp
+    // form's quantized intermediates add up to 59 / 1.
     const bool exact = all[i].form == "exact";
-    EXPECT_LE(logits.max_steps, exact ? 24 : 192);
+    EXPECT_LE(logits.max_steps, exact ? 48 : 192);
     EXPECT_LE(kv.max_steps, exact ? 4 : 40);
   }
 }

@@ -230,6 +230,21 @@ class Exporter {
     return dq(qt, tag, e);
   }
 
+  // The HTP's FullyConnected cannot give a result narrower than its input (a 16-bit x to an
+  // 8-bit KV entry): the result goes through 16 bits on the same grid first (a Convert on the
+  // HTP), which the emulation's single rounding matches but at exact ties.
+  std::string narrowed(ValueId r, ValueId x, const std::string& y) {
+    const Encoding& er = enc(r);
+    if (quant::qdtype_bits(er.dtype) >= quant::qdtype_bits(enc(x).dtype) || er.dtype != QDType::kU8) return y;
+    Encoding wide = er;
+    wide.dtype = QDType::kU16;
+    wide.qmin = 0;
+    wide.qmax = 65535;
+    wide.zero_point = er.zero_point * 257;
+    wide.scale = er.scale / 257.0f;
+    return intermediate(y, g_.value(r).name + ".wide", wide);
+  }
+
   // ---- constants -------------------------------------------------------------------------
   Tensor constant_tensor(ValueId v) const {
     const auto& val = g_.value(v);
@@ -454,7 +469,7 @@ class Exporter {
     const WeightEncoding& w = *it->second;
     const std::string y = fresh(rn + ".f");
     node("MatMul", {use(op.operands[0]), weight_operand(wname, w)}, y);
-    if (op.operands.size() < 3) return define(r, y);
+    if (op.operands.size() < 3) return define(r, narrowed(r, op.operands[0], y));
     // Bias: int32 on the accumulator's scale (input scale x the channel's largest weight scale).
     const ValueId bv = op.operands[2];
     std::string bias;
@@ -480,7 +495,7 @@ class Exporter {
     }
     const std::string yb = fresh(rn + ".f");
     node("Add", {y, bias}, yb);
-    define(r, yb);
+    define(r, narrowed(r, op.operands[0], yb));
   }
 
   // Gathers from a weight or constant table read from a table already on the result's encoding

@@ -378,6 +378,11 @@ def do_compile(header, blobs):
                 config["ep.share_ep_contexts"] = "1"
                 if i == len(models) - 1:
                     config["ep.stop_share_ep_contexts"] = "1"
+            dump_dir = os.environ.get("GENAI_QNN_DUMP_DIR")  # debugging: keep the ONNX models compiled
+            if dump_dir:
+                os.makedirs(dump_dir, exist_ok=True)
+                with open(os.path.join(dump_dir, f"{desc.get('name', i)}.onnx"), "wb") as f:
+                    f.write(bytes(blob))
             po = dict(header.get("provider_options", {}))
             po.update({"dump_json_qnn_graph": "1", "json_qnn_graph_dir": json_dir})
             start = time.monotonic()
