@@ -475,17 +475,41 @@ TEST(QnnBridge, GarbageEitherWayIsAFailure) {
   }
   const auto dir = std::filesystem::temp_directory_path() / ("genai_qnn_garbage_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
+  // A "Python" that answers every request with the frame in a file: replies cut short or garbled
+  // at each field of the reply format are Failures naming the request, never a bad-input error.
   const std::string liar = (dir / "liar").string();
-  std::ofstream(liar) << "#!/bin/sh\nprintf 'GWP1\\001\\000\\000\\000\\000\\000\\000\\000x'\nexec cat >/dev/null\n";
+  const std::string reply_file = (dir / "reply").string();
+  std::ofstream(liar) << "#!/bin/sh\ncat '" << reply_file << "'\nexec cat >/dev/null\n";
   chmod(liar.c_str(), 0755);
-  {
+  auto le = [](uint64_t v, int n) {
+    std::string b;
+    for (int i = 0; i < n; ++i) b += static_cast<char>(v >> (8 * i));
+    return b;
+  };
+  auto reply = [&](const std::string& head, uint32_t blobs, const std::string& rest) {
+    return le(head.size(), 4) + head + le(blobs, 4) + rest;
+  };
+  const std::pair<std::string, std::string> garbled[] = {
+      {"x", "the header length"},
+      {le(100, 4) + "{}", "the JSON header"},
+      {le(2, 4) + "{}", "the blob count"},
+      {reply("[1, 2]", 0, ""), "not a JSON object"},
+      {reply("{}", 1, le(1000, 8) + "abc"), "blob 0"},
+      {reply("{}", 2, le(1, 8) + "a" + le(1, 4)), "blob 1's length"},
+      {reply("{}", 0, "extra"), "5 trailing bytes"},
+  };
+  for (const auto& [body, why] : garbled) {
+    std::ofstream(reply_file, std::ios::binary) << "GWP1" << le(body.size(), 8) << body;
     PythonOverride env(liar);
     QnnBridge bridge;
     try {
       bridge.probe();
-      ADD_FAILURE() << "a garbage answer passed";
+      ADD_FAILURE() << "a garbage answer passed: " << why;
     } catch (const Failure& e) {
-      EXPECT_TRUE(contains(e.what(), "garbage")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "the QNN bridge answered garbage to probe")) << e.what();
+      EXPECT_TRUE(contains(e.what(), why)) << e.what();
+    } catch (const InputError& e) {
+      ADD_FAILURE() << "a garbage answer is bad input: " << e.what();
     }
   }
   std::filesystem::remove_all(dir);
