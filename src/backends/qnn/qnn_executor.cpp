@@ -32,13 +32,6 @@ std::shared_ptr<SharedQnnRuntime> shared_qnn_runtime() {
   return fresh;
 }
 
-// ProgramInstance labels a delegate "<file>: method <name>".
-std::string method_of_label(std::string_view label) {
-  static constexpr std::string_view kMarker = ": method ";
-  const size_t at = label.rfind(kMarker);
-  return std::string(at == std::string_view::npos ? label : label.substr(at + kMarker.size()));
-}
-
 class QnnDelegateMethod final : public runtime::DelegateMethod {
  public:
   QnnDelegateMethod(std::shared_ptr<SharedQnnRuntime> runtime, QnnSessionId session, QnnMethodGraph graph,
@@ -89,8 +82,9 @@ class QnnExecutor final : public runtime::BackendExecutor {
 
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>& specs,
                                                 const runtime::NamedDataLookup& named_data,
-                                                std::string_view label) const override {
-    const std::string method = method_of_label(label);
+                                                const runtime::MethodDesc& desc) const override {
+    const std::string& method = desc.name;
+    const std::string& label = desc.label;
     const std::span<const uint8_t> binary = qnn_context_binary(payload.bytes(), label);
     const std::string key = qnn_method_graph_key(method);
     const auto record = named_data(key);
