@@ -58,7 +58,8 @@ class NullDecoderExecutor : public runtime::BackendExecutor {
  public:
   std::string_view delegate_id() const override { return "BenchNullDecoder"; }
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>&,
-                                                const runtime::NamedDataLookup&, std::string_view) const override {
+                                                const runtime::NamedDataLookup&,
+                                                const runtime::MethodDesc&) const override {
     return std::make_unique<NullDecoderMethod>(Layout{}, payload.size() ? payload.data()[0] : 1);
   }
 };

@@ -30,6 +30,16 @@ struct IoDesc {
   Shape shape;
 };
 
+// The method a delegate is initialised for, as the .pte declares it: what a backend needs when its
+// payload does not describe the method itself (a program written by another toolchain).
+struct MethodDesc {
+  std::string name;  // "kv_forward"
+  // The method's signature in order: dtype and shape of each tensor, its name when the .pte
+  // records one (a tensor's fully qualified name), else empty.
+  std::vector<IoDesc> inputs, outputs;
+  std::string label;  // names the method in messages: "<file>: method <name>"
+};
+
 // Looks up Program.named_data by key; returns an empty span when absent.
 using NamedDataLookup = std::function<std::span<const uint8_t>(std::string_view key)>;
 
@@ -50,11 +60,12 @@ class BackendExecutor {
  public:
   virtual ~BackendExecutor() = default;
   virtual std::string_view delegate_id() const = 0;
-  // Validates and prepares `payload` (InputError naming `label` on anything malformed; the
-  // payload comes from a file). Weights are used in place from `named_data`, never copied,
-  // except when repacking is unavoidable.
+  // Validates and prepares `payload` for `method` (InputError naming method.label on anything
+  // malformed; the payload comes from a file). The returned method's I/O must match
+  // method.inputs / outputs in dtype and shape (the caller checks). Weights are used in place from
+  // `named_data`, never copied, except when repacking is unavoidable.
   virtual std::unique_ptr<DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>& specs,
-                                               const NamedDataLookup& named_data, std::string_view label) const = 0;
+                                               const NamedDataLookup& named_data, const MethodDesc& method) const = 0;
 };
 
 void register_backend_executor(std::unique_ptr<BackendExecutor> executor);

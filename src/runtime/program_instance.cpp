@@ -35,20 +35,33 @@ size_t io_bytes(const IoDesc& d) { return static_cast<size_t>(shape_numel(d.shap
 
 std::string describe(const IoDesc& d) { return fmt::format("{} {}{}", d.name, dtype_name(d.dtype), shape_to_string(d.shape)); }
 
-// The method's caller-supplied tensors must be exactly what the delegate says it reads/writes.
-void check_signature(const std::string& label, std::string_view what, const pte::Method& m,
-                     const std::vector<int32_t>& indices, const std::vector<IoDesc>& descs) {
-  if (indices.size() != descs.size())
-    throw_input_error("{}: the method has {} {} but its delegate has {}", label, indices.size(), what, descs.size());
+// The method's signature as the .pte declares it: each of `indices` a tensor of a type this
+// runtime has.
+std::vector<IoDesc> declared_signature(const std::string& label, std::string_view what, const pte::Method& m,
+                                       const std::vector<int32_t>& indices) {
+  std::vector<IoDesc> descs;
   for (size_t i = 0; i < indices.size(); ++i) {
     const auto* t = std::get_if<pte::TensorValue>(&m.values.at(static_cast<size_t>(indices[i])));
     if (!t) throw_input_error("{}: {} {} is not a tensor", label, what, i);
-    const auto dtype = pte::dtype_from_scalar_type(t->scalar_type);
     const Shape shape(t->sizes.begin(), t->sizes.end());
-    if (!dtype || *dtype != descs[i].dtype || shape != descs[i].shape)
-      throw_input_error("{}: {} {} is {}{} in the method but {} in its delegate", label, what, i,
-                        pte::scalar_type_name(t->scalar_type), shape_to_string(shape), describe(descs[i]));
+    const auto dtype = pte::dtype_from_scalar_type(t->scalar_type);
+    if (!dtype)
+      throw_input_error("{}: {} {} is {}{}, a type this runtime does not run", label, what, i,
+                        pte::scalar_type_name(t->scalar_type), shape_to_string(shape));
+    descs.push_back({t->extra ? t->extra->fully_qualified_name : std::string(), *dtype, shape});
   }
+  return descs;
+}
+
+// The method's caller-supplied tensors must be exactly what the delegate says it reads/writes.
+void check_signature(const std::string& label, std::string_view what, const std::vector<IoDesc>& declared,
+                     const std::vector<IoDesc>& descs) {
+  if (declared.size() != descs.size())
+    throw_input_error("{}: the method has {} {} but its delegate has {}", label, declared.size(), what, descs.size());
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (declared[i].dtype != descs[i].dtype || declared[i].shape != descs[i].shape)
+      throw_input_error("{}: {} {} is {}{} in the method but {} in its delegate", label, what, i,
+                        dtype_name(declared[i].dtype), shape_to_string(declared[i].shape), describe(descs[i]));
 }
 
 // The content hash a named-data key carries: compilation names a blob "<name>.<tag>.<first 16
@@ -163,9 +176,14 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     if (!executor)
       throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", label,
                         delegate.id, join(backend_executor_ids()));
+    MethodDesc desc;
+    desc.name = m.name;
+    desc.label = label;
+    desc.inputs = declared_signature(label, "input", m, m.inputs);
+    desc.outputs = declared_signature(label, "output", m, m.outputs);
     std::unique_ptr<DelegateMethod> method;
     try {
-      method = executor->init(delegate.processed, delegate.compile_specs, lookup, label);
+      method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
     } catch (const Error&) {
       throw;
     } catch (const std::bad_alloc&) {
@@ -174,8 +192,8 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
       throw_input_error("{}: delegate '{}' rejected its payload: {}", label, delegate.id, e.what());
     }
     if (!method) throw_failure("{}: delegate '{}' returned no method", label, delegate.id);
-    check_signature(label, "input", m, m.inputs, method->inputs());
-    check_signature(label, "output", m, m.outputs, method->outputs());
+    check_signature(label, "input", desc.inputs, method->inputs());
+    check_signature(label, "output", desc.outputs, method->outputs());
     MethodSlot slot;
     for (const auto& d : method->inputs()) slot.input_bytes.push_back(io_bytes(d));
     for (const auto& d : method->outputs()) slot.output_bytes.push_back(io_bytes(d));

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-
-extern char** environ;
+#include "runtime/spawn.h"
 
 namespace genai::runtime {
 namespace {
@@ -39,19 +37,6 @@ struct Pipe {
   void close_end(int i) {
     if (fd[i] >= 0) close(fd[i]);
     fd[i] = -1;
-  }
-};
-
-struct SpawnSetup {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-  }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
   }
 };
 
@@ -101,30 +86,13 @@ std::string ProcessResult::describe() const {
 }
 
 ProcessResult run_subprocess(const std::vector<std::string>& argv, milliseconds timeout) {
-  if (argv.empty()) throw_failure("internal: running an empty command");
   Pipe out, err;
-  SpawnSetup setup;
-  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&setup.actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&setup.actions, err.fd[1], 2);
-  // Its own process group, so a deadline kills what it started as well; default signal
-  // dispositions and mask, whatever this process set.
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setpgroup(&setup.attr, 0);
-  posix_spawnattr_setsigmask(&setup.attr, &none);
-  posix_spawnattr_setsigdefault(&setup.attr, &all);
-  posix_spawnattr_setflags(&setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  // Its own process group, so a deadline kills what it started as well.
+  SpawnRequest request;
+  request.argv = argv;
+  request.fds = {{kSpawnDevNull, 0}, {out.fd[1], 1}, {err.fd[1], 2}};
   Child child;
-  const int rc = posix_spawnp(&child.pid, argv[0].c_str(), &setup.actions, &setup.attr, args.data(), environ);
-  if (rc != 0) {
-    child.pid = -1;
-    throw_failure("cannot run {}: {}", argv[0], std::strerror(rc));
-  }
+  child.pid = spawn_process(request);  // Failure "cannot run ..."
   out.close_end(1);
   err.close_end(1);
 

@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -18,9 +17,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "runtime/spawn.h"
 #include "runtime/subprocess.h"
-
-extern char** environ;
 
 namespace genai::runtime {
 namespace {
@@ -70,31 +68,14 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv, std::string name) : 
     close_all();
     throw_failure("cannot start {}: cannot create its pipes: {}", name_, std::strerror(e));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, in[1], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  // Its own process group (a deadline kills what it started too), default signal dispositions.
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  const int rc = posix_spawnp(&pid_, argv[0].c_str(), &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    pid_ = -1;
+  SpawnRequest request;
+  request.argv = std::move(argv);
+  request.fds = {{in[1], 0}, {out[1], 1}, {err[1], 2}};
+  try {
+    pid_ = spawn_process(request);  // its own process group: a deadline kills what it started too
+  } catch (const Failure& e) {
     close_all();
-    throw_failure("cannot start {}: cannot run {}: {}", name_, argv[0], std::strerror(rc));
+    throw_failure("cannot start {}: {}", name_, e.what());
   }
   close_fd(in[1]);
   close_fd(out[1]);

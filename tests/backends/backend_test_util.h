@@ -60,6 +60,14 @@ struct Lowered {
   std::span<uint8_t> scratch;
 };
 
+// The method an executor is initialised for, when only its label matters to the test.
+inline runtime::MethodDesc method_labelled(std::string label) {
+  runtime::MethodDesc m;
+  m.name = label;
+  m.label = std::move(label);
+  return m;
+}
+
 inline runtime::NamedDataLookup lookup_of(const std::map<std::string, pte::NamedData>& named) {
   return [&named](std::string_view key) -> std::span<const uint8_t> {
     auto it = named.find(std::string(key));
@@ -84,7 +92,7 @@ inline std::unique_ptr<Lowered> lower_and_init(const compile::Backend& backend, 
   for (const auto& nd : l->method.named_data) l->named.emplace(nd.key, nd);
   const auto* ex = runtime::find_backend_executor(l->method.delegate_id);
   if (!ex) throw std::runtime_error("no executor for " + l->method.delegate_id);
-  l->exec = ex->init(l->method.payload, {}, lookup_of(l->named), name);
+  l->exec = ex->init(l->method.payload, {}, lookup_of(l->named), method_labelled(name));
   l->scratch_storage.assign(l->exec->scratch_bytes() + 64, 0);
   uint8_t* p = l->scratch_storage.data();
   const size_t pad = (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;

@@ -218,7 +218,8 @@ TEST(QuantizedParitySensitivity, OutputsVaryAndAWeightChangeIsSeen) {
       bytes[0] ^= 0x11;
       nd.data = pte::Blob(std::move(bytes));
     }
-  auto changed = runtime::find_backend_executor("GenaiHtpBackend")->init(l->method.payload, {}, lookup_of(l->named), name);
+  auto changed = runtime::find_backend_executor("GenaiHtpBackend")
+                     ->init(l->method.payload, {}, lookup_of(l->named), method_labelled(name));
   Call c2 = c;
   std::vector<runtime::BufferRef> in, out;
   for (auto& b : c2.inputs) in.push_back({b.data(), b.size()});

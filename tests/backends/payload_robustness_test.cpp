@@ -34,7 +34,7 @@ class PayloadRobustness : public ::testing::Test {
     const auto* ex = runtime::find_backend_executor("GenaiHtpBackend");
     std::unique_ptr<runtime::DelegateMethod> m;
     try {
-      m = ex->init(payload, {}, lookup_of(named), label);
+      m = ex->init(payload, {}, lookup_of(named), method_labelled(label));
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(label), std::string::npos) << e.what();
       return true;
@@ -150,7 +150,8 @@ TEST_F(PayloadRobustness, MissingOrResizedNamedDataIsAnInputError) {
     auto missing = named;
     missing.erase(nd.key);
     try {
-      runtime::find_backend_executor("GenaiHtpBackend")->init(l.payload, {}, lookup_of(missing), "prog.pte/kv_forward");
+      runtime::find_backend_executor("GenaiHtpBackend")
+          ->init(l.payload, {}, lookup_of(missing), method_labelled("prog.pte/kv_forward"));
       ADD_FAILURE() << "missing " << nd.key << " accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(nd.key), std::string::npos) << e.what();
@@ -159,11 +160,13 @@ TEST_F(PayloadRobustness, MissingOrResizedNamedDataIsAnInputError) {
     auto shorter = named;
     std::vector<uint8_t> b(nd.data.bytes().begin(), nd.data.bytes().end() - 1);
     shorter[nd.key].data = pte::Blob(std::move(b));
-    EXPECT_THROW(runtime::find_backend_executor("GenaiHtpBackend")->init(l.payload, {}, lookup_of(shorter), "x"),
+    EXPECT_THROW(runtime::find_backend_executor("GenaiHtpBackend")
+                     ->init(l.payload, {}, lookup_of(shorter), method_labelled("x")),
                  InputError);
   }
   // Buffers of the wrong size at execute are refused (a caller bug: Failure).
-  auto m = runtime::find_backend_executor("GenaiHtpBackend")->init(l.payload, {}, lookup_of(named), "x");
+  auto m =
+      runtime::find_backend_executor("GenaiHtpBackend")->init(l.payload, {}, lookup_of(named), method_labelled("x"));
   std::vector<runtime::BufferRef> none;
   std::vector<uint8_t> scratch(m->scratch_bytes() + 64);
   EXPECT_THROW(m->execute(none, none, scratch), Failure);

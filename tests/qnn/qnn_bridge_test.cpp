@@ -1,8 +1,9 @@
 // The QNN bridge against the real QNN HTP compiler and simulator (onnxruntime-qnn): a tiny QDQ
 // model (uint16 activations, int8 per-channel weights) written at test time by Python's `onnx`,
 // compiled to a context binary that records its target, loaded and run on the simulator within
-// one output step of the same QDQ arithmetic computed here; several graphs; and every way the
-// bridge is misused or missing is an InputError naming the thing.
+// one output step of the same QDQ arithmetic computed here; several graphs; the QnnBackend
+// executor on a binary without our graph records; and every way the bridge is misused or missing
+// is an InputError naming the thing.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -26,10 +27,15 @@
 
 #include "backends/qnn/qnn_bridge.h"
 #include "backends/qnn/qnn_bridge_source.h"
+#include "backends/qnn/qnn_payload.h"
+#include "backends/register_builtin.h"
 #include "core/error.h"
+#include "pte/blob.h"
+#include "runtime/backend_executor.h"
 #include "runtime/subprocess.h"
 #include "runtime/worker_process.h"
 #include "support/test_requirements.h"
+#include "target/qnn_spec_builder.h"
 
 namespace genai {
 namespace {
@@ -432,6 +438,50 @@ TEST(QnnBridge, GraphOrderBindsByPositionAsNamesBindByName) {
   bridge.close(s);
 }
 
+// The QnnBackend executor on a program from another toolchain, which records no method -> graph
+// map (no qnn_graph_<method> named data): a method runs the graph named after it, bound by
+// position with the method's signature; a method whose graph the binary lacks is an InputError
+// naming the method and the graph looked for (the bridge cannot list a binary's graphs).
+TEST(QnnExecutor, WithoutAGraphRecordAMethodRunsTheGraphNamedAfterIt) {
+  QnnBridge& bridge = shared_bridge();
+  REQUIRE_ONNXRUNTIME_QNN(bridge);
+  const QnnModel models[] = {{"linear", model("linear1.onnx")}};
+  const QnnCompileResult c = bridge.compile(models, kSm8650, false);
+  backends::register_builtin_backends();
+  const runtime::BackendExecutor* executor = runtime::find_backend_executor(kQnnDelegateId);
+  ASSERT_NE(executor, nullptr);
+  const pte::Blob payload(make_qnn_payload(bytes_of(c.binaries.at(0))));
+  const auto specs = target::QnnSpecBuilder("SM8650").x86_emulation(true).build();
+  const runtime::NamedDataLookup no_records = [](std::string_view) { return std::span<const uint8_t>{}; };
+  runtime::MethodDesc method;
+  method.name = c.graphs.at(0).graph;  // ONNX Runtime names the graph; here the method is named after it
+  method.label = "foreign.pte: method " + method.name;
+  method.inputs = {{"tokens", DType::kU16, {1, kK}}};
+  method.outputs = {{"", DType::kU16, {1, kN}}};
+  const auto m = executor->init(payload, specs, no_records, method);
+  ASSERT_EQ(m->inputs().size(), 1u);
+  ASSERT_EQ(m->outputs().size(), 1u);
+  EXPECT_EQ(m->inputs()[0].name, "tokens");
+  EXPECT_EQ(m->outputs()[0].name, "output_0");  // a signature without names gets positional ones
+  std::vector<uint16_t> x(kK), y(kN);
+  for (int k = 0; k < kK; ++k) x[k] = static_cast<uint16_t>(kInZero - 9000 + 277 * k);
+  const runtime::BufferRef in[] = {{x.data(), x.size() * 2}};
+  const runtime::BufferRef out[] = {{y.data(), y.size() * 2}};
+  m->execute(in, out, {});
+  const auto want = reference(x, 1);
+  for (int n = 0; n < kN; ++n) EXPECT_LE(std::abs(int{y[n]} - int{want[n]}), 1) << n;
+
+  method.name = "kv_forward";
+  method.label = "foreign.pte: method kv_forward";
+  try {
+    executor->init(payload, specs, no_records, method);
+    ADD_FAILURE() << "a method without its graph loaded";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "records no QNN graph for method kv_forward")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "no graph named 'kv_forward'")) << e.what();
+  }
+}
+
 // GENAI_PYTHON set for the scope of one test.
 struct PythonOverride {
   explicit PythonOverride(const std::string& python) { setenv("GENAI_PYTHON", python.c_str(), 1); }
@@ -475,17 +525,41 @@ TEST(QnnBridge, GarbageEitherWayIsAFailure) {
   }
   const auto dir = std::filesystem::temp_directory_path() / ("genai_qnn_garbage_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
+  // A "Python" that answers every request with the frame in a file: replies cut short or garbled
+  // at each field of the reply format are Failures naming the request, never a bad-input error.
   const std::string liar = (dir / "liar").string();
-  std::ofstream(liar) << "#!/bin/sh\nprintf 'GWP1\\001\\000\\000\\000\\000\\000\\000\\000x'\nexec cat >/dev/null\n";
+  const std::string reply_file = (dir / "reply").string();
+  std::ofstream(liar) << "#!/bin/sh\ncat '" << reply_file << "'\nexec cat >/dev/null\n";
   chmod(liar.c_str(), 0755);
-  {
+  auto le = [](uint64_t v, int n) {
+    std::string b;
+    for (int i = 0; i < n; ++i) b += static_cast<char>(v >> (8 * i));
+    return b;
+  };
+  auto reply = [&](const std::string& head, uint32_t blobs, const std::string& rest) {
+    return le(head.size(), 4) + head + le(blobs, 4) + rest;
+  };
+  const std::pair<std::string, std::string> garbled[] = {
+      {"x", "the header length"},
+      {le(100, 4) + "{}", "the JSON header"},
+      {le(2, 4) + "{}", "the blob count"},
+      {reply("[1, 2]", 0, ""), "not a JSON object"},
+      {reply("{}", 1, le(1000, 8) + "abc"), "blob 0"},
+      {reply("{}", 2, le(1, 8) + "a" + le(1, 4)), "blob 1's length"},
+      {reply("{}", 0, "extra"), "5 trailing bytes"},
+  };
+  for (const auto& [body, why] : garbled) {
+    std::ofstream(reply_file, std::ios::binary) << "GWP1" << le(body.size(), 8) << body;
     PythonOverride env(liar);
     QnnBridge bridge;
     try {
       bridge.probe();
-      ADD_FAILURE() << "a garbage answer passed";
+      ADD_FAILURE() << "a garbage answer passed: " << why;
     } catch (const Failure& e) {
-      EXPECT_TRUE(contains(e.what(), "garbage")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "the QNN bridge answered garbage to probe")) << e.what();
+      EXPECT_TRUE(contains(e.what(), why)) << e.what();
+    } catch (const InputError& e) {
+      ADD_FAILURE() << "a garbage answer is bad input: " << e.what();
     }
   }
   std::filesystem::remove_all(dir);

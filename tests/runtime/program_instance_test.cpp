@@ -95,6 +95,34 @@ TEST(RuntimeProgram, ExecutesMethodsWithNamedDataInOneAlignedArena) {
   }
 }
 
+// An executor is told which method it initialises: its name, its I/O as the .pte declares them
+// (a tensor's name when the file records one) and the label for messages.
+TEST(RuntimeProgram, ExecutorsAreGivenTheMethodTheyInitialise) {
+  testing::TempDir dir;
+  auto p = add_program();
+  auto& x = std::get<pte::TensorValue>(p.methods[1].values.at(static_cast<size_t>(p.methods[1].inputs[0])));
+  x.extra = pte::ExtraTensorInfo{};
+  x.extra->fully_qualified_name = "big_x";
+  const std::string path = dir.file("described.pte");
+  pte::write_program(path, p);
+  add_executor_inits().clear();
+  auto inst = ProgramInstance::load(path);
+  ASSERT_EQ(add_executor_inits().size(), 2u);
+  const runtime::MethodDesc& small = add_executor_inits()[0];
+  const runtime::MethodDesc& big = add_executor_inits()[1];
+  EXPECT_EQ(small.name, "small");
+  EXPECT_EQ(small.label, path + ": method small");
+  ASSERT_EQ(small.inputs.size(), 1u);
+  ASSERT_EQ(small.outputs.size(), 1u);
+  EXPECT_EQ(small.inputs[0].name, "");
+  EXPECT_EQ(small.inputs[0].dtype, DType::kF32);
+  EXPECT_EQ(small.inputs[0].shape, (Shape{4}));
+  EXPECT_EQ(big.name, "big");
+  ASSERT_EQ(big.inputs.size(), 1u);
+  EXPECT_EQ(big.inputs[0].name, "big_x");
+  EXPECT_EQ(big.outputs.at(0).shape, (Shape{8}));
+}
+
 TEST(RuntimeProgram, ScratchIsAtLeastTheDelegatesOwnNeedAndAligned) {
   testing::TempDir dir;
   const std::string path = dir.file("add.pte");

@@ -70,12 +70,20 @@ class AddMethod : public runtime::DelegateMethod {
   std::vector<runtime::IoDesc> inputs_, outputs_;
 };
 
+// Every method AddExecutor was initialised for, in order (what ProgramInstance hands executors).
+inline std::vector<runtime::MethodDesc>& add_executor_inits() {
+  static std::vector<runtime::MethodDesc> seen;
+  return seen;
+}
+
 class AddExecutor : public runtime::BackendExecutor {
  public:
   std::string_view delegate_id() const override { return kAddId; }
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>&,
                                                 const runtime::NamedDataLookup& named_data,
-                                                std::string_view label) const override {
+                                                const runtime::MethodDesc& method) const override {
+    add_executor_inits().push_back(method);
+    const std::string& label = method.label;
     const auto b = payload.bytes();
     if (b.size() < 12 || std::memcmp(b.data(), "ADD1", 4) != 0) throw_input_error("{}: not an ADD1 payload", label);
     auto get = [&](size_t at) {
@@ -179,7 +187,9 @@ class QdqExecutorBackend : public runtime::BackendExecutor {
  public:
   std::string_view delegate_id() const override { return kQdqId; }
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>&,
-                                                const runtime::NamedDataLookup&, std::string_view label) const override {
+                                                const runtime::NamedDataLookup&,
+                                                const runtime::MethodDesc& method) const override {
+    const std::string& label = method.label;
     const std::string text(reinterpret_cast<const char*>(payload.data()), payload.size());
     const auto nl = text.find('\n');
     if (nl == std::string::npos) throw_input_error("{}: not a QDQ test payload", label);

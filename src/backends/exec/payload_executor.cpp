@@ -99,8 +99,8 @@ class PayloadExecutor : public runtime::BackendExecutor {
   std::string_view delegate_id() const override { return id_; }
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<pte::CompileSpec>& /*specs*/,
                                                 const runtime::NamedDataLookup& named_data,
-                                                std::string_view label) const override {
-    return std::make_unique<PayloadMethod>(exec::decode_method(payload.bytes(), named_data, label));
+                                                const runtime::MethodDesc& method) const override {
+    return std::make_unique<PayloadMethod>(exec::decode_method(payload.bytes(), named_data, method.label));
   }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "backends/qnn/qnn_bridge_source.h"
 #include "core/error.h"
+#include "formats/byte_reader.h"
 #include "runtime/worker_process.h"
 
 namespace genai::backends::qnn {
@@ -21,12 +22,6 @@ constexpr std::string_view kPackageHint = "pip install onnxruntime-qnn==2.7.0";
 
 void put_le(uint8_t* p, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-uint64_t get_le(const char* p, int n) {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
-  return v;
 }
 
 // One request: uint32 LE header length, the JSON header, uint32 LE blob count, then per blob a
@@ -62,28 +57,30 @@ struct Reply {
   std::vector<std::string_view> blobs;
 };
 
+// Reads the reply's frame with ByteReader; its InputError (a file's bad input) becomes the Failure
+// a garbled reply is: the bridge process, not the user, is wrong.
+void read_reply_frame(Reply& r, std::string_view what) {
+  const auto garbage = [&](std::string_view why) { throw_failure("the QNN bridge answered garbage to {}: {}", what, why); };
+  try {
+    ByteReader in({reinterpret_cast<const uint8_t*>(r.body.data()), r.body.size()}, "the reply");
+    const std::string_view head = in.read_bytes(in.read<uint32_t>("the header length"), "the JSON header");
+    r.header = json::parse(head, nullptr, false);
+    if (!r.header.is_object()) garbage("a header that is not a JSON object");
+    const uint32_t blobs = in.read<uint32_t>("the blob count");
+    for (uint32_t i = 0; i < blobs; ++i) {
+      const std::string what_blob = fmt::format("blob {}", i);
+      r.blobs.push_back(in.read_bytes(in.read<uint64_t>(what_blob + "'s length"), what_blob));
+    }
+    if (in.remaining() != 0) garbage(fmt::format("{} trailing bytes", in.remaining()));
+  } catch (const InputError& e) {
+    garbage(e.what());
+  }
+}
+
 Reply decode_reply(std::string body, std::string_view what) {
   Reply r;
   r.body = std::move(body);
-  const std::string& b = r.body;
-  auto garbage = [&](std::string_view why) { throw_failure("the QNN bridge answered garbage to {}: {}", what, why); };
-  if (b.size() < 8) garbage("a message of " + std::to_string(b.size()) + " bytes");
-  const uint64_t n = get_le(b.data(), 4);
-  if (n > b.size() - 8) garbage("a header longer than the message");
-  r.header = json::parse(b.begin() + 4, b.begin() + 4 + static_cast<std::ptrdiff_t>(n), nullptr, false);
-  if (!r.header.is_object()) garbage("a header that is not a JSON object");
-  size_t at = 4 + n;
-  const uint64_t k = get_le(b.data() + at, 4);
-  at += 4;
-  for (uint64_t i = 0; i < k; ++i) {
-    if (b.size() - at < 8) garbage("a blob length past the end");
-    const uint64_t m = get_le(b.data() + at, 8);
-    at += 8;
-    if (m > b.size() - at) garbage("a blob past the end");
-    r.blobs.emplace_back(b.data() + at, m);
-    at += m;
-  }
-  if (at != b.size()) garbage("trailing bytes");
+  read_reply_frame(r, what);
   if (r.header.contains("error")) {
     const json& e = r.header["error"];
     const std::string message = e.is_object() ? e.value("message", std::string("(no message)")) : e.dump();

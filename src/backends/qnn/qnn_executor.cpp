@@ -1,8 +1,12 @@
 // The runtime side of --lowering qnn (backends/qnn/qnn_backend.h): a QnnBackend delegate runs its
 // context binary on the HTP simulator through one QNN bridge process shared by every method
-// loaded in this process.
+// loaded in this process. Our programs record each method's graph (named data qnn_graph_<method>)
+// and bind by name; a program from another toolchain has no record, and its method runs the graph
+// named after it, bound by position with the method's signature.
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -32,11 +36,26 @@ std::shared_ptr<SharedQnnRuntime> shared_qnn_runtime() {
   return fresh;
 }
 
-// ProgramInstance labels a delegate "<file>: method <name>".
-std::string method_of_label(std::string_view label) {
-  static constexpr std::string_view kMarker = ": method ";
-  const size_t at = label.rfind(kMarker);
-  return std::string(at == std::string_view::npos ? label : label.substr(at + kMarker.size()));
+// A program written by another toolchain records no method -> graph map: upstream names each
+// method's graph after the method, and binds its tensors in the graph's order, which is the
+// method's signature order.
+QnnMethodGraph graph_named_after(const runtime::MethodDesc& method) {
+  QnnMethodGraph g;
+  g.method = method.name;
+  g.graph = method.name;
+  auto add = [](std::vector<QnnMethodIo>& to, const std::vector<runtime::IoDesc>& from, std::string_view kind) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      QnnMethodIo io;
+      io.name = from[i].name.empty() ? fmt::format("{}_{}", kind, i) : from[i].name;
+      io.qnn.name = io.name;
+      io.qnn.dtype = from[i].dtype;
+      io.qnn.shape = from[i].shape;
+      to.push_back(std::move(io));
+    }
+  };
+  add(g.inputs, method.inputs, "input");
+  add(g.outputs, method.outputs, "output");
+  return g;
 }
 
 class QnnDelegateMethod final : public runtime::DelegateMethod {
@@ -89,29 +108,31 @@ class QnnExecutor final : public runtime::BackendExecutor {
 
   std::unique_ptr<runtime::DelegateMethod> init(const pte::Blob& payload, const std::vector<CompileSpec>& specs,
                                                 const runtime::NamedDataLookup& named_data,
-                                                std::string_view label) const override {
-    const std::string method = method_of_label(label);
+                                                const runtime::MethodDesc& method) const override {
+    const std::string& label = method.label;
     const std::span<const uint8_t> binary = qnn_context_binary(payload.bytes(), label);
-    const std::string key = qnn_method_graph_key(method);
+    const std::string key = qnn_method_graph_key(method.name);
     const auto record = named_data(key);
-    if (record.empty())
-      throw_input_error("{}: the program records no QNN graph for method {} (named data {}); this runtime runs "
-                        "QnnBackend programs compiled with `genai compile --lowering qnn`",
-                        label, method, key);
-    QnnMethodGraph graph = parse_qnn_method_graph(record, label);
-    if (graph.method != method)
-      throw_input_error("{}: the QNN graph record {} is for method {}", label, key, graph.method);
-    if (graph.weight_shared)
-      throw_input_error("{}: its QNN context shares weights across graphs (a device build), which the x86 HTP "
-                        "simulator cannot load; recompile with --enable_x86_64 to run it here",
-                        label);
+    const bool recorded = !record.empty();
+    QnnMethodGraph graph;
+    if (recorded) {
+      graph = parse_qnn_method_graph(record, label);
+      if (graph.method != method.name)
+        throw_input_error("{}: the QNN graph record {} is for method {}", label, key, graph.method);
+      if (graph.weight_shared)
+        throw_input_error("{}: its QNN context shares weights across graphs (a device build), which the x86 HTP "
+                          "simulator cannot load; recompile with --enable_x86_64 to run it here",
+                          label);
+    } else {
+      graph = graph_named_after(method);
+    }
     QnnTarget t = qnn_target_from_specs(specs, label);
     t.provider.enable_htp_weight_sharing = false;
     QnnMethodBinding binding;
-    binding.method = method;
+    binding.method = method.name;
     binding.graph = graph.graph;
     binding.binary = 0;
-    binding.bind = QnnMethodBinding::Bind::kByName;
+    binding.bind = recorded ? QnnMethodBinding::Bind::kByName : QnnMethodBinding::Bind::kByPosition;
     for (const auto& io : graph.inputs) binding.inputs.push_back(io.qnn);
     for (const auto& io : graph.outputs) binding.outputs.push_back(io.qnn);
     auto runtime = shared_qnn_runtime();
@@ -122,6 +143,13 @@ class QnnExecutor final : public runtime::BackendExecutor {
       try {
         session = runtime->bridge.load(binaries, std::span(&binding, 1), t.provider);
       } catch (const InputError& e) {
+        // The bridge cannot list a binary's graphs (it finds them by name), so the message says
+        // which name was looked for and why.
+        if (!recorded)
+          throw_input_error("{}: the program records no QNN graph for method {} (named data {}), so it runs the "
+                            "graph named after the method, as upstream names them; the HTP simulator cannot load "
+                            "graph {}: {}",
+                            label, method.name, key, graph.graph, e.what());
         throw_input_error("{}: the HTP simulator cannot load graph {}: {}", label, graph.graph, e.what());
       } catch (const Failure& e) {
         throw_failure("{}: the HTP simulator failed to load graph {}: {}", label, graph.graph, e.what());
