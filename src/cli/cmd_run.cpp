@@ -1,13 +1,17 @@
 // `genai run`: generate text with the compiled programs of an artifact dir (-a, on this machine or
-// on a phone through adb with --device), or with the float reference forward of a checkpoint.
-// On this machine it is the pipeline's inference stage (orchestrator::pipeline_run_from_options):
-// -a DIR runs it on prebuilt programs (as --pre_gen_pte DIR), --checkpoint after model_preparation
+// on a phone through adb with --device), with one compiled program alone (--pte FILE --tokenizer
+// FILE: no manifest, as upstream's llama runner runs a .pte), or with the float reference forward
+// of a checkpoint. On this machine it is the pipeline's inference stage
+// (orchestrator::pipeline_run_from_options): -a DIR runs it on prebuilt programs (as --pre_gen_pte
+// DIR), --pte on the lone program, --checkpoint after model_preparation
 // on the prepared float model (quantization and compilation skipped). This file checks the run's
 // own option rules, forwards --device runs, and prints the result as it always has.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "backends/execution_options.h"
 #include "cli/command.h"
@@ -22,6 +26,7 @@
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
 #include "pipeline/engine_proxy.h"
+#include "pipeline/stage_names.h"
 #include "runtime/load_verification.h"
 #include "runtime/device_runner.h"
 #include "target/backend_type.h"
@@ -40,6 +45,7 @@ struct RunArgs {
   bool json = false;
   // Compiled path (-a): the artifact dir, and where it runs (--device / --host: a phone via adb).
   std::string artifact_dir, device, host, runner_binary;
+  std::string lone_program;  // --pte FILE: a program without its artifact dir
   bool skip_push = false;
   std::optional<int64_t> seed_given;
   bool budget_given = false;  // --max_new_tokens or --max_seq_len set
@@ -48,7 +54,17 @@ struct RunArgs {
     options::validate(v);
     RunArgs a;
     // --pre_gen_pte DIR is upstream's spelling of "run these prebuilt programs".
-    if (v.was_set("artifact") || v.has_value("pre_gen_pte")) {
+    if (v.has_value("pte")) {
+      if (v.was_set("artifact"))
+        throw_input_error("--pte FILE and -a/--artifact DIR exclude each other: run one program file without a "
+                          "manifest, or the artifact dir");
+      if (v.has_value("device")) throw_input_error("--device runs an artifact dir on a phone: give -a/--artifact DIR, not --pte");
+      if (!options::tokenizer_file_option(v))
+        throw_input_error("--pte {} needs --tokenizer FILE: a program without its artifact dir has no manifest naming "
+                          "a tokenizer",
+                          v.get_string("pte"));
+      a.lone_program = v.get_string("pte");
+    } else if (v.was_set("artifact") || v.has_value("pre_gen_pte")) {
       a.artifact_dir = v.was_set("artifact") ? v.get_string("artifact") : v.get_string("pre_gen_pte");
       a.device = v.get_optional_string("device").value_or("");
       a.host = v.get_optional_string("host").value_or("");
@@ -58,16 +74,14 @@ struct RunArgs {
         throw_input_error("--host, --runner_binary and --skip_push go with --device SERIAL (a phone through adb)");
     } else if (!v.has_value("checkpoint")) {
       throw_input_error(
-          "genai run needs -a/--artifact DIR (compiled programs) or --checkpoint (GGUF file, Hugging Face folder or "
-          "llama2.c .bin)");
+          "genai run needs -a/--artifact DIR (compiled programs), --pte FILE --tokenizer FILE (one program without "
+          "manifest) or --checkpoint (GGUF file, Hugging Face folder or llama2.c .bin)");
     } else if (v.has_value("device")) {
       throw_input_error("--device runs compiled programs: give -a/--artifact DIR");
     }
     if (!v.has_value("prompt")) throw_input_error("genai run needs --prompt");
-    if (v.has_value("tokenizer_model") && v.has_value("tokenizer_bin"))
-      throw_input_error("--tokenizer_model and --tokenizer_bin exclude each other");
     a.checkpoint = v.get_optional_string("checkpoint").value_or("");
-    a.tokenizer_path = v.get_optional_string("tokenizer_model").value_or(v.get_optional_string("tokenizer_bin").value_or(""));
+    a.tokenizer_path = options::tokenizer_file_option(v).value_or("");
     a.prompts = v.get_list("prompt");
     a.system_prompt = v.get_string("system_prompt");
     // Without --max_new_tokens a turn may generate up to --max_seq_len tokens (upstream's seq_len
@@ -87,9 +101,10 @@ struct RunArgs {
     // Bad sampling options stop the run before anything is loaded.
     SamplerConfig{a.temperature, a.top_p, a.seed}.validate();
     if (a.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", a.max_new_tokens);
-    if (!a.artifact_dir.empty()) {
+    if (!a.artifact_dir.empty() || !a.lone_program.empty()) {
+      const char* given = a.lone_program.empty() ? "-a" : "--pte";
       for (const char* fixed : {"model_mode", "max_context_len", "prefill_ar_len", "checkpoint"})
-        if (v.was_set(fixed)) log::warn("--{} has no effect with -a: the compiled programs fix it", fixed);
+        if (v.was_set(fixed)) log::warn("--{} has no effect with {}: the compiled programs fix it", fixed, given);
     } else if (!v.was_set("model_mode") && (v.was_set("max_context_len") || v.was_set("prefill_ar_len"))) {
       // (With --model_mode the inference stage runs the checkpoint's static graphs of that shape.)
       throw_input_error("--max_context_len and --prefill_ar_len shape the static graphs: give --model_mode kv|hybrid too");
@@ -98,13 +113,17 @@ struct RunArgs {
   }
 };
 
-// The reply (streamed already unless --json) and the stats, the same for every runner.
-void report(const GenerationResult& result, bool json) {
+// The reply (streamed already unless --json) and the stats, the same for every runner; with
+// compiled programs, --json also says where they came from (`program`: the file, its manifest or
+// null for a lone --pte program, and what the load verified).
+void report(const GenerationResult& result, bool json, const nlohmann::json& program_source) {
   const double rss = peak_rss_mb();
   if (json) {
+    nlohmann::json j = generation_json(result, rss);
+    if (!program_source.is_null()) j["program"] = program_source;
     // A random or badly-behaved model may emit byte tokens that are not valid UTF-8: replace them
     // (U+FFFD) rather than fail after all the work.
-    const std::string out = generation_json(result, rss).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::printf("%s\n", out.c_str());
   } else {
     std::fflush(stdout);  // the reply (ended by the stage's newline) before the stats, on stderr
@@ -169,6 +188,8 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   orchestrator::SkipPlan command_skips;
   if (!a.artifact_dir.empty()) {
     values.set("pre_gen_pte", a.artifact_dir, options::OptionSource::kCommandLine);  // -a DIR: its programs
+  } else if (!a.lone_program.empty()) {
+    // --pte FILE: the pipeline skips every stage but inference (orchestrator/stage_plan.h).
   } else {
     for (auto stage : {pipeline::kStageQuantization, pipeline::kStageCompilation})
       command_skips.emplace(std::string(stage), "genai run --checkpoint: the float model");
@@ -187,7 +208,8 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   if (!generated) throw_failure("genai run: the inference stage produced no result");
   // Loading a checkpoint is model_preparation's work; the stats count it as load time, as always.
   generated->stats.load_ms += 1000.0 * result.stage(pipeline::kStageModelPreparation).seconds;
-  report(*generated, a.json);
+  const nlohmann::json& notes = result.stage(pipeline::kStageInference).notes;
+  report(*generated, a.json, notes.contains("program_source") ? notes["program_source"] : nlohmann::json());
   return 0;
 }
 

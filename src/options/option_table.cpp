@@ -230,6 +230,13 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("backend_fuse_kv", T::kFlag, false,
                             "Lower decode attention to read concat(cache, new) in place (exact; slower today)", P | C),
                         "KV-concat fusion at lowering")));
+  t.push_back(ours(note(opt("pte", T::kString, None,
+                            "A lone compiled .pte to run without its artifact dir or manifest (needs --tokenizer; excludes -a)", P | R),
+                        "manifest-less run: configuration from the program's constant methods and signatures")));
+  t.push_back(ours(note(opt("tokenizer", T::kString, None,
+                            "Tokenizer file for the run: tokenizer.json, tokenizer.model or tokenizer.bin (upstream runner's "
+                            "--tokenizer_path)", P | R),
+                        "runtime tokenizer")));
   for (auto& s : t) s.scopes |= P;  // `genai pipeline` shows every option
   return t;
 }

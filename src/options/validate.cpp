@@ -19,6 +19,12 @@ int64_t effective_max_context_len(const OptionValues& values) {
   return values.get_int("max_seq_len");
 }
 
+std::optional<std::string> tokenizer_file_option(const OptionValues& values) {
+  for (const char* name : {"tokenizer", "tokenizer_model", "tokenizer_bin"})
+    if (auto file = values.get_optional_string(name)) return file;
+  return std::nullopt;
+}
+
 int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram) {
   const int64_t n = (window + gcap) * (ngram - 1);
   int64_t p = 1;
@@ -39,6 +45,12 @@ void validate(const OptionValues& v) {
   if (v.get_flag("compile_only") && v.has_value("pre_gen_pte")) {
     throw_input_error("--compile_only and --pre_gen_pte cannot be used together: nothing would be compiled or run");
   }
+  if (int(v.has_value("tokenizer")) + int(v.has_value("tokenizer_model")) + int(v.has_value("tokenizer_bin")) > 1)
+    throw_input_error("--tokenizer, --tokenizer_model and --tokenizer_bin exclude each other (each names the tokenizer file)");
+  if (v.has_value("pte") && v.has_value("pre_gen_pte"))
+    throw_input_error("--pte FILE and --pre_gen_pte DIR exclude each other: give one program file or one artifact dir");
+  if (v.get_flag("compile_only") && v.has_value("pte"))
+    throw_input_error("--compile_only and --pte cannot be used together: --pte runs a compiled program");
 
   for (const char* name : {"max_seq_len", "prefill_ar_len", "max_context_len", "batch_size", "max_new_tokens"}) {
     require_positive(v, name);

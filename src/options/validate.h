@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "options/option_values.h"
 
@@ -16,6 +18,10 @@ void validate(const OptionValues& values);
 
 // --max_context_len, defaulting to --max_seq_len as upstream does.
 int64_t effective_max_context_len(const OptionValues& values);
+
+// The tokenizer file the options name: --tokenizer, --tokenizer_model or --tokenizer_bin (at most
+// one: validate() rejects more), or nullopt.
+std::optional<std::string> tokenizer_file_option(const OptionValues& values);
 
 // Decode-graph AR length of lookahead decoding: next_pow2((window + gcap) * (ngram - 1)).
 int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram);

@@ -14,6 +14,7 @@
 #include "pipeline/exceptions.h"
 #include "pipeline/stage_names.h"
 #include "runtime/artifact_dir.h"
+#include "runtime/lone_program.h"
 #include "target/backend_type.h"
 #include "target/soc.h"
 
@@ -62,6 +63,10 @@ void check_compile_target(const OptionValues& values) {
   }
 }
 
+// The SoC a lone program's compile specs record (--pte FILE; empty when none does). A bad file is
+// reported here, before any stage: it names --pte and what the runner misses.
+std::string lone_program_soc(const std::string& pte) { return runtime::open_lone_program(pte).soc_model; }
+
 }  // namespace
 
 PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan& command_skips) {
@@ -88,6 +93,21 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
     }
   }
 
+  // A lone program (--pte) carries its SoC in its compile specs, when it records one; inference
+  // needs none, so a program that records none runs without.
+  const std::optional<std::string> lone = values.get_optional_string("pte");
+  bool lone_without_soc = false;
+  if (lone && infers && !compiles) {
+    const std::string recorded = lone_program_soc(*lone);
+    lone_without_soc = recorded.empty() && !values.has_value("soc_model");
+    if (!recorded.empty() && !values.has_value("soc_model")) {
+      values.set("soc_model", recorded, options::OptionSource::kCommandLine);
+    } else if (!recorded.empty() && target::resolve_soc(values.get_string("soc_model")).name != target::resolve_soc(recorded).name) {
+      throw_input_error("--soc_model {} does not match --pte {}: its compile specs name {}; drop --soc_model",
+                        values.get_string("soc_model"), *lone, recorded);
+    }
+  }
+
   // Prompts given but all blank: that first, it is what the user typed.
   auto b = pipeline::PipelineContext::builder();
   if (infers && values.has_value("prompt")) {
@@ -103,11 +123,12 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   std::optional<std::string> model = values.get_optional_string("checkpoint");
   if (!model) model = values.get_optional_string("decoder_model");
   if (!model) model = pre_gen;
+  if (!model) model = lone;
   if (!model && (prepares || !pre_gen))
     missing.push_back(infers && !prepares ? "--pre_gen_pte DIR (the programs to run)"
                                           : "--checkpoint (a GGUF file, Hugging Face folder or llama2.c .bin)");
   // Quantization and its evaluation need no target (`genai eval`); programs do.
-  const bool needs_target = compiles || !prepares;
+  const bool needs_target = (compiles || !prepares) && !lone_without_soc;
   if (needs_target && !values.has_value("soc_model"))
     missing.push_back(fmt::format("--soc_model (valid: {}; see `genai targets`)", target::valid_soc_names()));
   if (infers && !values.has_value("prompt")) missing.push_back("--prompt");

@@ -6,6 +6,7 @@
 #include "options/quant_recipe_option.h"
 #include "orchestrator/prebuilt_artifacts.h"
 #include "pipeline/exceptions.h"
+#include "runtime/lone_program.h"
 #include "target/soc.h"
 
 namespace genai::orchestrator {
@@ -159,7 +160,9 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.chat_template = result.preparation.chat_template;
     StageRecord& r = record();
     in.artifact_paths = result.compilation.artifact_paths;
-    if (!compilation_ && options.has_value("pre_gen_pte")) {
+    if (!compilation_ && options.has_value("pte")) {
+      as_part_of(kStageInference, r, [&] { in.artifact_paths = runtime::open_lone_program(options.get_string("pte")).artifacts; });
+    } else if (!compilation_ && options.has_value("pre_gen_pte")) {
       as_part_of(kStageInference, r,
                  [&] { in.artifact_paths = read_prebuilt_artifacts(options.get_string("pre_gen_pte")); });
     }

@@ -1,7 +1,8 @@
 // inference: a decoder session driven by the generation loop with the prompts, chat format and
 // sampling options of the run. The session runs
 //   - the text_decoder program of the artifact dir (this run's, or --pre_gen_pte's / `genai run
-//     -a`'s) on the host runtime through make_compiled_session, or, when there are no programs,
+//     -a`'s), or a lone program without manifest (--pte FILE), on the host runtime through
+//     make_compiled_session, or, when there are no programs,
 //   - the prepared float model (`genai run --checkpoint`): its reference forward, or with
 //     --model_mode the static graphs a target would run, on the float interpreter.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backends/register_builtin.h"
 #include "core/error.h"
@@ -26,6 +28,8 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
 #include "runtime/artifact_dir.h"
+#include "runtime/load_verification.h"
+#include "runtime/lone_program.h"
 #include "tokenizer/factory.h"
 
 namespace genai::orchestrator {
@@ -43,18 +47,23 @@ struct SessionSource {
   int64_t max_context_len = 0;
   std::string kv_io_dtype;
   std::string program;  // the program file, or the checkpoint
+  // Compiled programs: where they came from and what their load checked (the --json "program").
+  nlohmann::json source;
   bool static_graphs = false;  // the float model's --model_mode graphs
 };
 
-// The tokenizer: the prepared one, else --tokenizer_model/--tokenizer_bin, else the artifact dir's.
+// The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
+// artifact dir's (a lone program has none).
 std::shared_ptr<const Tokenizer> run_tokenizer(const InferenceInputConfig& in, const runtime::ArtifactDir* dir,
                                                std::filesystem::path& path_out) {
   if (in.tokenizer) return in.tokenizer;
   const options::OptionValues& o = in.inference_options;
   std::optional<std::filesystem::path> path = in.runtime_tokenizer_path;
-  if (auto t = o.get_optional_string("tokenizer_model")) path = *t;
-  else if (auto b = o.get_optional_string("tokenizer_bin")) path = *b;
+  if (auto file = options::tokenizer_file_option(o)) path = *file;
   else if (!path && dir) path = dir->tokenizer_path;
+  if (!path && dir && !dir->has_manifest)
+    throw_input_error("{}: a program without manifest carries no tokenizer; pass --tokenizer FILE",
+                      dir->artifacts.at(ArtifactKey::kTextDecoder).string());
   if (!path)
     throw_input_error("{}: the artifact dir carries no tokenizer; pass --tokenizer_model or --tokenizer_bin",
                       dir ? dir->dir.string() : std::string("inference"));
@@ -63,7 +72,10 @@ std::shared_ptr<const Tokenizer> run_tokenizer(const InferenceInputConfig& in, c
 }
 
 SessionSource compiled_source(const InferenceInputConfig& in) {
-  const runtime::ArtifactDir dir = runtime::open_artifact_dir(in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path());
+  const std::optional<std::string> lone = in.inference_options.get_optional_string("pte");
+  const runtime::ArtifactDir dir =
+      lone ? runtime::open_lone_program(*lone)
+           : runtime::open_artifact_dir(in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path());
   SessionSource s;
   s.tokenizer = run_tokenizer(in, &dir, s.tokenizer_path);
   CompiledSessionInfo info;
@@ -72,6 +84,17 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.max_context_len = info.max_context_len;
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
+  // A lone program has nothing recording its checksum: only its structure and the hashes its
+  // named-data keys carry can be checked.
+  nlohmann::json checked = nlohmann::json::array({"structure"});
+  if (runtime::load_verification()) checked.push_back(dir.has_manifest ? "manifest_checksums" : "named_data_hashes");
+  s.source = {{"file", s.program},
+              {"manifest", dir.has_manifest ? nlohmann::json((dir.dir / "manifest.json").string()) : nlohmann::json(nullptr)},
+              {"soc_model", dir.soc_model},
+              {"backend", dir.backend},
+              {"verified", checked}};
+  if (!dir.has_manifest)
+    log::info("{}: no manifest; configuration from its constant methods and method signatures", s.program);
   return s;
 }
 
@@ -169,6 +192,7 @@ class Inference final : public InferenceStrategy {
     notes["peak_rss_mb"] = report.at("peak_rss_mb");
     notes["stop_reason"] = result.turns.empty() ? "" : std::string(stop_reason_name(result.turns.back().stop_reason));
     notes["program"] = src.program;
+    if (!src.source.is_null()) notes["program_source"] = src.source;
     notes["kv_io_dtype"] = src.kv_io_dtype;
     notes["max_context_len"] = src.max_context_len;
     notes["chat_format"] = std::string(chat_format_name(chat.format));

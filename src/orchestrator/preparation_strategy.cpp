@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/model.h"
+#include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
@@ -35,10 +36,8 @@ class ModelPreparation final : public ModelPreparationStrategy {
                           name.empty() ? in.model_name : name);
       checkpoint = in.model_name;
     }
-    if (o.has_value("tokenizer_model") && o.has_value("tokenizer_bin"))
-      throw_input_error("--tokenizer_model and --tokenizer_bin exclude each other");
     LoadOptions load;
-    load.tokenizer_path = o.get_optional_string("tokenizer_model").value_or(o.get_optional_string("tokenizer_bin").value_or(""));
+    load.tokenizer_path = options::tokenizer_file_option(o).value_or("");  // validate() allows one
     log::info("loading {}", checkpoint);
     auto model = std::make_shared<Model>(load_model(checkpoint, load));
     if (!model->tokenizer)

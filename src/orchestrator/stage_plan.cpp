@@ -14,9 +14,10 @@ SkipPlan plan_skipped_stages(const options::OptionValues& v) {
   if (v.has_value("skip_stages")) {
     for (const auto& s : v.get_list("skip_stages")) plan.emplace(s, "--skip_stages");
   }
-  if (v.has_value("pre_gen_pte")) {
+  for (const char* prebuilt : {"pre_gen_pte", "pte"}) {
+    if (!v.has_value(prebuilt)) continue;
     for (auto s : {pipeline::kStageModelPreparation, pipeline::kStageQuantization, pipeline::kStageCompilation}) {
-      plan.emplace(std::string(s), "--pre_gen_pte");
+      plan.emplace(std::string(s), std::string("--") + prebuilt);
     }
   }
   if (v.get_flag("compile_only")) plan.emplace(std::string(pipeline::kStageInference), "--compile_only");

@@ -1,6 +1,7 @@
 // Which stages a run skips, and why, from its options (as upstream's llama.py decides):
 //   --skip_stages S...       the named stages
 //   --pre_gen_pte DIR        everything but inference (programs of an earlier run)
+//   --pte FILE               everything but inference (a lone program, no manifest)
 //   --compile_only           inference
 //   --use_fp16, --backend gpu, --quant_recipe fp16
 //                            quantization: compilation then takes the float graphs

@@ -1,6 +1,7 @@
 // An artifact dir as compilation wrote it: manifest.json (compile/compiler.h documents it), the
 // programs it names by artifact key and the tokenizer. Opening checks that every file the
-// manifest names exists (InputError naming the manifest and the missing file).
+// manifest names exists (InputError naming the manifest and the missing file). A lone .pte run
+// without its dir (runtime/lone_program.h) fills the same struct with no manifest.
 #pragma once
 
 #include <filesystem>
@@ -17,7 +18,8 @@ namespace genai::runtime {
 
 struct ArtifactDir {
   std::filesystem::path dir;
-  nlohmann::json manifest;
+  nlohmann::json manifest;  // null for a lone program
+  bool has_manifest = true;  // false: a lone .pte (nothing recorded to check it against)
   pipeline::ArtifactMap artifacts;  // key -> absolute path
   std::optional<std::filesystem::path> tokenizer_path;
   std::string soc_model, backend;

@@ -172,6 +172,14 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sim["tokens"][i], emu["tokens"][i]) << "token " << i;
   const auto b = run_genai({"bench", "-a", qnn, "--pp", "16", "--tg", "2", "--reps", "1", "--json"});
   EXPECT_EQ(b.exit_code, 0) << b.err;
+  // The same program without its artifact dir (upstream's runner: the .pte and a tokenizer): the
+  // simulator gives the same tokens, configured from the constant methods and signatures alone.
+  const auto lone = run_genai({"run", "--pte", qnn + "/text_decoder.pte", "--tokenizer", qnn + "/tokenizer.json",
+                               "--prompt", "Once upon a time", "--max_new_tokens", "8", "--json"});
+  ASSERT_EQ(lone.exit_code, 0) << lone.err;
+  const json alone = json::parse(lone.out);
+  EXPECT_EQ(alone["tokens"], sim["tokens"]);
+  EXPECT_TRUE(alone["program"]["manifest"].is_null());
 }
 
 // One step of each graph on the simulator and on our executor, same program inputs (random
