@@ -42,6 +42,16 @@ void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   else scalar::quantize(x, n, p, t, q);
 }
 
+// Scalar in every kernel mode: the one implementation (see quantize.h).
+void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  const float lo = static_cast<float>(p.qmin - p.zero_point), hi = static_cast<float>(p.qmax - p.zero_point);
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(requantize_floor(x[i] / p.scale, lo, hi)) + p.zero_point;
+    if (t == ActType::kU8) static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
+    else static_cast<uint16_t*>(q)[i] = static_cast<uint16_t>(v);
+  }
+}
+
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
   if (n <= 0) return;
   if (use_simd()) simd::dequantize(q, t, n, p, x);

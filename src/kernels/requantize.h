@@ -20,4 +20,12 @@ inline float requantize(float v, float lo, float hi) {
   return std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
 }
 
+// clamp(floor(v), lo, hi), with NaN -> 0: how the HTP rounds the result of RmsNorm (measured on
+// the QNN HTP simulator, V75: floor matches every output, round-half-even only half of them;
+// docs/quantization.md, "HTP rules"). Only rms_norm results use it.
+inline float requantize_floor(float v, float lo, float hi) {
+  const float r = std::floor(v);
+  return std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
+}
+
 }  // namespace genai::kernels

@@ -121,16 +121,22 @@ int64_t quantize_value(float x, const Encoding& e) {
   return static_cast<int64_t>(requantize(x / e.scale, lo, hi)) + e.zero_point;
 }
 
+int64_t quantize_value(float x, const Encoding& e, Rounding rounding) {
+  if (rounding == Rounding::kNearestEven) return quantize_value(x, e);
+  const float lo = static_cast<float>(e.qmin - e.zero_point), hi = static_cast<float>(e.qmax - e.zero_point);
+  return static_cast<int64_t>(kernels::requantize_floor(x / e.scale, lo, hi)) + e.zero_point;
+}
+
 float dequantize_value(int64_t q, const Encoding& e) { return static_cast<float>(q - e.zero_point) * e.scale; }
 
 float round_to_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
 
-void fake_quantize(float* data, int64_t n, const Encoding& e) {
+void fake_quantize(float* data, int64_t n, const Encoding& e, Rounding rounding) {
   if (e.is_float()) {
     for (int64_t i = 0; i < n; ++i) data[i] = round_to_f16(data[i]);
     return;
   }
-  for (int64_t i = 0; i < n; ++i) data[i] = dequantize_value(quantize_value(data[i], e), e);
+  for (int64_t i = 0; i < n; ++i) data[i] = dequantize_value(quantize_value(data[i], e, rounding), e);
 }
 
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,

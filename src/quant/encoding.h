@@ -44,9 +44,13 @@ Encoding float16_encoding();
 // The rounding rule and the clamp are kernels::round_half_even and kernels::requantize
 // (kernels/requantize.h): q = requantize(x / scale, qmin - zp, qmax - zp) + zp.
 int64_t quantize_value(float x, const Encoding& e);
+// How an op's result is rounded onto its encoding: round half to even, except floor for rms_norm
+// results (the HTP's RmsNorm; kernels::requantize_floor, docs/quantization.md "HTP rules").
+enum class Rounding : uint8_t { kNearestEven, kFloor };
+int64_t quantize_value(float x, const Encoding& e, Rounding rounding);
 float dequantize_value(int64_t q, const Encoding& e);
 // x -> dequantize(quantize(x)) (or the float16 round trip), element by element, in place.
-void fake_quantize(float* data, int64_t n, const Encoding& e);
+void fake_quantize(float* data, int64_t n, const Encoding& e, Rounding rounding = Rounding::kNearestEven);
 // Float16 round trip of one value (round to nearest even; beyond +-65504 becomes infinity).
 float round_to_f16(float v);
 

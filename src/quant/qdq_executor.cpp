@@ -260,8 +260,10 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
     return std::nullopt;
   };
   options.transform = [&](const graph::Value& r, Tensor& t) {
-    if (r.type.dtype != DType::kF32 || is_passthrough(g.ops()[static_cast<size_t>(r.producer)].kind)) return;
-    fake_quantize(t.mutable_data<float>(), t.numel(), enc(r.name));
+    const graph::OpKind kind = g.ops()[static_cast<size_t>(r.producer)].kind;
+    if (r.type.dtype != DType::kF32 || is_passthrough(kind)) return;
+    fake_quantize(t.mutable_data<float>(), t.numel(), enc(r.name),
+                  kind == graph::OpKind::kRmsNorm ? Rounding::kFloor : Rounding::kNearestEven);
   };
   if (observer_) options.observer = observer_;
   return graph::interpret(g, bound, options);

@@ -202,6 +202,23 @@ TEST(Quantize, EqualsQuantValueFunctionsInBothBuilds) {
     }
 }
 
+// rms_norm results floor onto their encoding (the HTP's rounding of RmsNorm): codes step down at
+// every fraction, NaN goes to the zero point, the range clamps; quant:: gives the same codes.
+TEST(Quantize, FloorForNormResults) {
+  const auto e = quant::symmetric_encoding(quant::QDType::kU8, -1.0f, 1.0f);
+  ASSERT_EQ(e.zero_point, 128);
+  const std::vector<float> x{e.scale * 2.7f, e.scale * 2.2f, e.scale * -0.3f, e.scale * -3.5f, 0.0f,
+                             e.scale * 5.0f, std::numeric_limits<float>::quiet_NaN(), 1e30f, -1e30f};
+  const std::vector<int32_t> want{130, 130, 127, 124, 128, 133, 128, 255, 0};
+  testing::CodeBuffer q(ActType::kU8, x.size());
+  quantize_floor(x.data(), static_cast<int64_t>(x.size()), testing::qparams(e), ActType::kU8, q.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(q.at(i), want[i]) << i;
+    EXPECT_EQ(quant::quantize_value(x[i], e, quant::Rounding::kFloor), want[i]) << i;
+  }
+  EXPECT_EQ(quant::quantize_value(e.scale * 2.7f, e), 131);  // round half to even elsewhere
+}
+
 TEST(Quantize, RoundToF16EqualsTheScalarConversion) {
   std::mt19937 rng(8);
   auto x = testing::random_floats(rng, 999, -70000, 70000);

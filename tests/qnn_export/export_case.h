@@ -90,6 +90,8 @@ struct StepDifference {
   int64_t max_steps = 0;
   int64_t differing = 0, compared = 0;
   double signal = 0.0, noise = 0.0;  // sums of squares of the reference and of the difference, in steps
+  double signed_sum = 0.0;           // sum of (got - want): a rounding bias shows as a mean far from 0
+  double mean_signed() const { return compared ? signed_sum / static_cast<double>(compared) : 0.0; }
   double sqnr_db() const { return noise > 0.0 ? 10.0 * std::log10(signal / noise) : 999.0; }
   double share() const { return compared ? static_cast<double>(differing) / static_cast<double>(compared) : 0.0; }
   void add(const StepDifference& o) {
@@ -98,6 +100,7 @@ struct StepDifference {
     compared += o.compared;
     signal += o.signal;
     noise += o.noise;
+    signed_sum += o.signed_sum;
   }
 };
 
@@ -127,6 +130,7 @@ inline std::map<std::string, StepDifference> compare_outputs(const ExportCase& c
       d.signal += static_cast<double>(want - e.zero_point) * static_cast<double>(want - e.zero_point);
       d.noise += static_cast<double>(diff) * static_cast<double>(diff);
       d.max_steps = std::max(d.max_steps, diff);
+      d.signed_sum += static_cast<double>(got - want);
       d.differing += diff != 0;
       ++d.compared;
     }

@@ -289,9 +289,17 @@ std::vector<ExportCase> op_cases() {
 
 // The two export forms: `exact` keeps float constants and intermediates (the QDQ reference's
 // arithmetic), `htp` quantizes them (what the HTP runs in integer).
+// The two export forms as run on the CPU EP: "exact" (float constants and intermediates, the
+// reference's arithmetic) and "htp" (what the HTP gets). On a CPU both floor rms_norm results
+// explicitly, as the reference and the HTP do; the HTP itself gets htp_form().
 const std::vector<std::pair<std::string, OnnxExportOptions>>& forms() {
-  static const std::vector<std::pair<std::string, OnnxExportOptions>> f{{"exact", {false, false, {}}}, {"htp", {true, true, {}}}};
+  static const std::vector<std::pair<std::string, OnnxExportOptions>> f{{"exact", {false, false, true, {}}},
+                                                                        {"htp", {true, true, true, {}}}};
   return f;
+}
+const OnnxExportOptions& htp_form() {
+  static const OnnxExportOptions o{true, true, false, {}};
+  return o;
 }
 
 TEST(OnnxExport, BytesAreDeterministic) {
@@ -347,7 +355,7 @@ TEST(OnnxExport, FloatBundleIsRefused) {
 const std::map<std::string, std::pair<int64_t, int64_t>>& cpu_bounds() {
   static const std::map<std::string, std::pair<int64_t, int64_t>> b{
       {"linear_8bit", {1, 1}}, {"linear_4bit", {1, 1}},  {"linear_block32", {1, 1}}, {"linear_lpbq32", {1, 1}},
-      {"linear_8bit_bias", {1, 1}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {1, 1}}, {"rms_norm", {1, 1}},
+      {"linear_8bit_bias", {1, 1}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {1, 1}}, {"rms_norm", {0, 1}},
       {"rope", {1, 1}}, {"masked_softmax", {1, 1}}, {"silu_mul", {1, 1}}, {"add", {1, 1}},
       {"gather", {0, 0}}, {"concat_slice", {0, 0}}};
   return b;
@@ -476,10 +484,10 @@ TEST(OnnxExportHtp, LongPerOpOnSimulator) {
   std::vector<Exported> all;
   for (ExportCase& c : op_cases()) {
     const std::string d = dir.path() + "/htp_" + c.name;
-    all.push_back(exported(std::move(c), "htp", forms()[1].second, d));
+    all.push_back(exported(std::move(c), "htp", htp_form(), d));
   }
   const auto results = run_all(all, {"--ep", "htp", "--htp_arch", "75", "--soc_model", "57"});
-  std::printf("%-18s %10s %10s\n", "op (simulator)", "max steps", "differ");
+  std::printf("%-18s %10s %10s %12s\n", "op (simulator)", "max steps", "differ", "mean signed");
   for (size_t i = 0; i < all.size(); ++i) {
     const auto& r = results[i];
     SCOPED_TRACE(all[i].c.name);
@@ -488,8 +496,8 @@ TEST(OnnxExportHtp, LongPerOpOnSimulator) {
       ADD_FAILURE() << r.result["error"];
       continue;
     }
-    std::printf("%-18s %10lld %9.2f%%\n", all[i].c.name.c_str(), static_cast<long long>(r.total.max_steps),
-                100.0 * r.total.share());
+    std::printf("%-18s %10lld %9.2f%% %+12.3f\n", all[i].c.name.c_str(), static_cast<long long>(r.total.max_steps),
+                100.0 * r.total.share(), r.total.mean_signed());
     EXPECT_LE(r.total.max_steps, htp_bounds().at(all[i].c.name));
   }
 }
@@ -506,7 +514,7 @@ TEST(OnnxExportHtp, LongWholeGraphsOnSimulator) {
     for (const char* name : {"kv_forward", "prefill_forward"}) {
       std::string tag = fmt::format("{}_{}", recipe, name);
       std::replace(tag.begin(), tag.end(), ':', '_');
-      all.push_back(exported(decoder_case(q, name, 5, 3), "htp", forms()[1].second, dir.path() + "/" + tag));
+      all.push_back(exported(decoder_case(q, name, 5, 3), "htp", htp_form(), dir.path() + "/" + tag));
       labels.push_back(tag);
     }
   }
@@ -543,7 +551,8 @@ TEST(OnnxExportHtp, LongDefaultModel) {
     std::vector<Exported> cpu, htp;
     for (const auto& [form, options] : forms()) {
       const auto t0 = std::chrono::steady_clock::now();
-      Exported e = exported(decoder_case(q, name, 0, 3, true), form, options, dir.path() + "/" + name + "_" + form);
+      Exported e = exported(decoder_case(q, name, 0, 3, true), form, form == "exact" ? options : htp_form(),
+                            dir.path() + "/" + name + "_" + form);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("%s %s: exported %.1f MB in %.2f s (with the input files)\n", name, form.c_str(),
                   static_cast<double>(e.m.bytes.size()) / 1e6, s);
@@ -564,11 +573,13 @@ TEST(OnnxExportHtp, LongDefaultModel) {
                   name, args.empty() ? "cpu" : "htp", static_cast<long long>(logits.max_steps), 100.0 * logits.share(),
                   logits.sqnr_db(), static_cast<long long>(kv.max_steps), 100.0 * kv.share(),
                   r.result["session_seconds"].get<double>(), r.result["run_seconds"].get<double>());
-      // Measured: kv_forward 65.8 dB (cpu) / 57.4 dB (htp), prefill_forward 33.4 / 11.9 dB. The exact
-      // form differs from the reference by one step here and there (float vs integer sums), and 30
-      // layers amplify that (layer 0 within 2 steps, layer 1 within 20, ...); prefill's 16 rows more.
+      // Measured with the 8-bit symmetric KV and floored rms_norm: kv_forward 59.5 dB (cpu) /
+      // 58.6 dB (htp), prefill_forward 29-31 / 11-13 dB. The exact form differs from the reference
+      // by one step here and there (float vs integer sums), and prefill's 16 rows amplify that
+      // from layer 12 on (layers 0-11 within 1 step); on the simulator prefill's layer 1 is
+      // already 10-19 8-bit K/V steps off, layer 0 within 1: the open part of issue 15.
       const bool prefill = std::string(name) == "prefill_forward";
-      EXPECT_GE(logits.sqnr_db(), args.empty() ? (prefill ? 28.0 : 60.0) : (prefill ? 8.0 : 50.0));
+      EXPECT_GE(logits.sqnr_db(), args.empty() ? (prefill ? 24.0 : 55.0) : (prefill ? 8.0 : 50.0));
     }
   }
 }

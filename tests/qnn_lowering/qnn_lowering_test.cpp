@@ -175,7 +175,7 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
   // The same program without its artifact dir (upstream's runner: the .pte and a tokenizer): the
   // simulator gives the same tokens, configured from the constant methods and signatures alone.
   const auto lone = run_genai({"run", "--pte", qnn + "/text_decoder.pte", "--tokenizer", qnn + "/tokenizer.json",
-                               "--prompt", "Once upon a time", "--max_new_tokens", "8", "--json"});
+                               "--prompt", "Once upon a time", "--max_new_tokens", "8", "--temperature", "0", "--json"});
   ASSERT_EQ(lone.exit_code, 0) << lone.err;
   const json alone = json::parse(lone.out);
   EXPECT_EQ(alone["tokens"], sim["tokens"]);

@@ -314,7 +314,11 @@ void run_rms_norm(const Step& s, const StepIo& io) {
   const int64_t w = p.width;
   split_rows(p.rows, w, [&](int64_t r0, int64_t r1) {
     kernels::rms_norm(f.operand(0, r0 * w, r1 * w), r1 - r0, w, gamma, p.eps, f.y + r0 * w);
-    f.finish(r0 * w, r1 * w);
+    if (s.quantized)  // the HTP floors normalised results (kernels::requantize_floor)
+      kernels::quantize_floor(f.y + r0 * w, (r1 - r0) * w, s.out.q, act(s.out.type),
+                              io.out + static_cast<uint64_t>(r0 * w) * element_size(s.out.type));
+    else
+      f.finish(r0 * w, r1 * w);
   });
 }
 

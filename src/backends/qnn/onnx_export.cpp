@@ -359,7 +359,13 @@ class Exporter {
         auto* n = node("RMSNormalization", {use(op.operands[0]), use(op.operands[1])}, y);
         attr_int(n, "axis", -1);
         attr_float(n, "epsilon", static_cast<float>(graph::attr_float(op.attrs, "eps")));
-        return define(r, y);
+        if (!options_.floor_rms_norm) return define(r, y);
+        add_floats(rn + ".floor_scale", {}, {enc(r).scale});
+        const std::string t = fresh(rn + ".steps"), f = fresh(rn + ".floor"), yf = fresh(rn + ".f");
+        node("Div", {y, rn + ".floor_scale"}, t);
+        node("Floor", {t}, f);
+        node("Mul", {f, rn + ".floor_scale"}, yf);
+        return define(r, yf);
       }
       default: break;
     }

@@ -29,6 +29,10 @@ struct OnnxExportOptions {
   // on encodings derived from the operand's (so every node is a DQ -> op -> Q unit, which the HTP
   // runs in integer); false leaves those intermediates float.
   bool quantize_intermediates = true;
+  // rms_norm results are floored onto their encoding by explicit Div/Floor/Mul nodes before the
+  // QuantizeLinear (the reference's rounding of them, kernels::requantize_floor). The HTP floors
+  // them by itself, so this is for checks on a CPU only.
+  bool floor_rms_norm = false;
   // Appended to every input and output name (input_<i>_<name><suffix>): the graphs of one shared
   // QNN context need I/O names that differ across the graphs.
   std::string io_name_suffix;
