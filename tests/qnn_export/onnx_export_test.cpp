@@ -456,6 +456,8 @@ TEST(OnnxExportCpu, WholeGraphsMatchQdqReference) {
     // form's quantized intermediates add up to 59 / 1.
     const bool exact = all[i].form == "exact";
     EXPECT_LE(logits.max_steps, exact ? 48 : 192);
+    // rope's cos/sin tables are tiled over the heads, not broadcast (the HTP broadcast them wrongly).
+    EXPECT_TRUE(r.result["ops"].contains("Tile")) << r.result["ops"].dump();
     EXPECT_LE(kv.max_steps, exact ? 4 : 40);
   }
 }
@@ -573,13 +575,12 @@ TEST(OnnxExportHtp, LongDefaultModel) {
                   name, args.empty() ? "cpu" : "htp", static_cast<long long>(logits.max_steps), 100.0 * logits.share(),
                   logits.sqnr_db(), static_cast<long long>(kv.max_steps), 100.0 * kv.share(),
                   r.result["session_seconds"].get<double>(), r.result["run_seconds"].get<double>());
-      // Measured with the 8-bit symmetric KV and floored rms_norm: kv_forward 59.5 dB (cpu) /
-      // 58.6 dB (htp), prefill_forward 29-31 / 11-13 dB. The exact form differs from the reference
-      // by one step here and there (float vs integer sums), and prefill's 16 rows amplify that
-      // from layer 12 on (layers 0-11 within 1 step); on the simulator prefill's layer 1 is
-      // already 10-19 8-bit K/V steps off, layer 0 within 1: the open part of issue 15.
+      // Measured with the 8-bit symmetric KV, floored rms_norm and tiled rope tables: kv_forward
+      // 61.1 dB (cpu) / 57.0 dB (htp), prefill_forward 27.6 / 30.1 dB (11.4 dB on the simulator
+      // before the tables were tiled). The exact form differs from the reference by one step here
+      // and there (float vs integer sums); prefill's 16 rows amplify that from layer 12 on.
       const bool prefill = std::string(name) == "prefill_forward";
-      EXPECT_GE(logits.sqnr_db(), args.empty() ? (prefill ? 24.0 : 55.0) : (prefill ? 8.0 : 50.0));
+      EXPECT_GE(logits.sqnr_db(), args.empty() ? (prefill ? 24.0 : 55.0) : (prefill ? 25.0 : 50.0));
     }
   }
 }

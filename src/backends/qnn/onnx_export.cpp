@@ -563,14 +563,20 @@ class Exporter {
     const std::string rot_q = intermediate(rot, rn + ".rotated", sym);
     std::vector<int64_t> table_shape(xs.begin(), xs.end());
     table_shape[1] = 1;
+    // The tables are tiled over the heads rather than broadcast: in a whole decoder the HTP
+    // broadcast [B, 1, S, D] over 9 query heads wrongly for S > 1 (up to 17415 steps off in
+    // prefill's layer 0; the same Mul alone, and the 3 key heads, were exact). Tile moves integers.
     auto table = [&](ValueId t) {
       const std::string tag = g_.value(t).name + "@" + rn;
+      const bool activation = g_.value(t).type.dtype == DType::kF32 && g_.value(t).kind != ValueKind::kWeight &&
+                              g_.value(t).kind != ValueKind::kConstant;
       const std::string y = fresh(tag + ".heads");
       node("Reshape", {use(t), int64s(rn + ".table_shape", table_shape)}, y);
-      return g_.value(t).type.dtype == DType::kF32 && g_.value(t).kind != ValueKind::kWeight &&
-                     g_.value(t).kind != ValueKind::kConstant
-                 ? intermediate(y, tag + ".heads", enc(t))
-                 : y;
+      const std::string shaped = activation ? intermediate(y, tag + ".heads", enc(t)) : y;
+      if (xs[1] == 1) return shaped;
+      const std::string tiled = fresh(tag + ".tiled");
+      node("Tile", {shaped, int64s(rn + ".table_reps", {1, xs[1], 1, 1})}, tiled);
+      return activation ? intermediate(tiled, tag + ".tiled", enc(t)) : tiled;
     };
     const std::string xc = fresh(rn + ".x_cos"), rs = fresh(rn + ".rot_sin");
     node("Mul", {use(x), table(op.operands[1])}, xc);
