@@ -10,18 +10,26 @@
 
 namespace genai::kernels {
 
-namespace scalar {
+namespace {
 
-// quant::quantize_value: round half even of x / scale, clamped in float (no integer overflow
-// for huge or infinite x), NaN -> zero point.
-void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+// x / scale rounded by `Round` (kernels/requantize.h) and clamped, plus the zero point.
+template <float (*Round)(float, float, float)>
+void quantize_rounded(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   const float lo = static_cast<float>(p.qmin - p.zero_point), hi = static_cast<float>(p.qmax - p.zero_point);
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = static_cast<int32_t>(requantize(x[i] / p.scale, lo, hi)) + p.zero_point;
+    const int32_t v = static_cast<int32_t>(Round(x[i] / p.scale, lo, hi)) + p.zero_point;
     if (t == ActType::kU8) static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
     else static_cast<uint16_t*>(q)[i] = static_cast<uint16_t>(v);
   }
 }
+
+}  // namespace
+
+namespace scalar {
+
+// quant::quantize_value: round half even of x / scale, clamped in float (no integer overflow
+// for huge or infinite x), NaN -> zero point.
+void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) { quantize_rounded<requantize>(x, n, p, t, q); }
 
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
   for (int64_t i = 0; i < n; ++i) {
@@ -44,12 +52,7 @@ void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
 
 // Scalar in every kernel mode: the one implementation (see quantize.h).
 void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
-  const float lo = static_cast<float>(p.qmin - p.zero_point), hi = static_cast<float>(p.qmax - p.zero_point);
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = static_cast<int32_t>(requantize_floor(x[i] / p.scale, lo, hi)) + p.zero_point;
-    if (t == ActType::kU8) static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
-    else static_cast<uint16_t*>(q)[i] = static_cast<uint16_t>(v);
-  }
+  quantize_rounded<requantize_floor>(x, n, p, t, q);
 }
 
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
