@@ -1,0 +1,122 @@
+"""Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
+"HTP rules", quotes what it prints).
+
+usage: htp_rules_probe.py [rmsnorm] [linear] [pv]   (default: all three; V75 / SM8650)
+
+Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
+(CPU fallback off) and compares the output codes with candidate integer rules computed in numpy:
+- rmsnorm: round half to even against floor of the normalised result.
+- linear: the exact accumulator against the accumulator floored to a multiple of 256, for int8
+  and int4 weights, several K and zero points, with a tight output encoding.
+- pv: probabilities (zero point 0) times a symmetric uint8 V: the mean signed difference.
+"""
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import onnxruntime_qnn
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+ort.register_execution_provider_library("QNNExecutionProvider", onnxruntime_qnn.get_library_path())
+rng = np.random.default_rng(0)
+
+
+def run_on_htp(nodes, inputs, outputs, inits, feeds):
+    g = h.make_graph(nodes, "probe", inputs, outputs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
+    m.ir_version = 11
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == "QNNExecutionProvider"]
+    so.add_provider_for_devices(devices, {"backend_path": onnxruntime_qnn.get_qnn_htp_path(), "htp_arch": "75",
+                                          "soc_model": "57"})
+    return ort.InferenceSession(m.SerializeToString(), so).run(None, feeds)[0].astype(np.int64)
+
+
+def params(name, scale, zero_point, dtype):
+    return [nh.from_array(np.array(scale, np.float32), name + ".s"), nh.from_array(np.array(zero_point, dtype), name + ".z")]
+
+
+def report(label, got, candidates):
+    for rule, want in candidates.items():
+        d = got - want
+        print(f"{label:34s} {rule:22s} exact {100 * np.mean(d == 0):5.1f}%  max {np.abs(d).max():3.0f}  mean {d.mean():+.3f}")
+
+
+def rmsnorm(rows=64, dim=256):
+    sx, zx, sy, zy = 8.0 / 65535, 32768, 12.0 / 65535, 32768
+    gamma = (rng.random(dim) * 2).astype(np.float32)
+    sg = float(gamma.max()) / 65535
+    qg = np.round(gamma / sg).astype(np.uint16)
+    inits = params("x", sx, zx, np.uint16) + params("y", sy, zy, np.uint16) + [
+        nh.from_array(qg, "g"), nh.from_array(np.array(sg, np.float32), "g.s"), nh.from_array(np.array(0, np.uint16), "g.z")]
+    nodes = [h.make_node("DequantizeLinear", ["x", "x.s", "x.z"], ["xf"]),
+             h.make_node("DequantizeLinear", ["g", "g.s", "g.z"], ["gf"]),
+             h.make_node("RMSNormalization", ["xf", "gf"], ["yf"], axis=-1, epsilon=1e-5),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    x = rng.integers(20000, 45000, size=(rows, dim)).astype(np.uint16)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [rows, dim])],
+                     [h.make_tensor_value_info("y", T.UINT16, [rows, dim])], inits, {"x": x})
+    xf = (x.astype(np.float64) - zx) * np.float32(sx)
+    t = xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + 1e-5) * (qg.astype(np.float64) * sg) / np.float32(sy) + zy
+    report("rms_norm", got, {"round half to even": np.clip(np.rint(t), 0, 65535), "floor": np.clip(np.floor(t), 0, 65535)})
+
+
+def linear(bits, K, zx, rows=8, N=48):
+    sx = 8.0 / 65535
+    lim = 2 ** (bits - 1)
+    qw = rng.integers(-lim, lim, size=(K, N)).astype(np.int8)
+    sw = ((rng.random(N) * 0.01 + 0.005) * (128 / lim)).astype(np.float32)
+    x = rng.integers(0, 65536, size=(rows, K)).astype(np.uint16)
+    acc = (x.astype(np.int64) - zx) @ qw.astype(np.int64)
+    real = acc * (np.float64(np.float32(sx)) * sw.astype(np.float64))
+    lo, hi = min(real.min(), 0.0), max(real.max(), 0.0)
+    sy = np.float32((hi - lo) / 65535)  # a tight output encoding, as calibration gives
+    zy = int(np.rint(-lo / sy))
+    if bits == 4:
+        w, wz = h.make_tensor("w", T.INT4, [K, N], qw.flatten().tolist()), h.make_tensor("w.z", T.INT4, [N], [0] * N)
+    else:
+        w, wz = nh.from_array(qw, "w"), nh.from_array(np.zeros(N, np.int8), "w.z")
+    inits = params("x", sx, zx, np.uint16) + params("y", sy, zy, np.uint16) + [w, nh.from_array(sw, "w.s"), wz]
+    nodes = [h.make_node("DequantizeLinear", ["x", "x.s", "x.z"], ["xf"]),
+             h.make_node("DequantizeLinear", ["w", "w.s", "w.z"], ["wf"], axis=1),
+             h.make_node("MatMul", ["xf", "wf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [rows, K])],
+                     [h.make_tensor_value_info("y", T.UINT16, [rows, N])], inits, {"x": x})
+    m = np.float64(np.float32(sx)) * sw.astype(np.float64) / np.float64(sy)
+    report(f"linear int{bits} K {K} zero point {zx}", got,
+           {"exact sum": np.clip(np.rint(acc * m + zy), 0, 65535),
+            "floor(acc/256)*256": np.clip(np.rint(((acc >> 8) << 8) * m + zy), 0, 65535)})
+
+
+def pv(B=3, M=16, K=128, N=64):
+    sa, sb, sy, zy = 1.0 / 65535, 0.05, 4.0 / 65535, 32768
+    inits = params("a", sa, 0, np.uint16) + params("b", sb, 128, np.uint8) + params("y", sy, zy, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
+             h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
+             h.make_node("MatMul", ["af", "bf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    a = rng.integers(0, 600, size=(1, B, M, K)).astype(np.uint16)
+    b = rng.integers(0, 256, size=(1, B, K, N)).astype(np.uint8)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, B, M, K]),
+                             h.make_tensor_value_info("b", T.UINT8, [1, B, K, N])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, B, M, N])], inits, {"a": a, "b": b})
+    acc = a.astype(np.int64) @ (b.astype(np.int64) - 128)
+    t = acc * (np.float64(np.float32(sa)) * np.float64(np.float32(sb))) / np.float64(np.float32(sy)) + zy
+    report("P.V (zero point 0 x symmetric u8)", got, {"round half to even": np.clip(np.rint(t), 0, 65535)})
+
+
+if __name__ == "__main__":
+    which = sys.argv[1:] or ["rmsnorm", "linear", "pv"]
+    if "rmsnorm" in which:
+        rmsnorm()
+    if "linear" in which:
+        for bits in (8, 4):
+            for K, zx in ((64, 32768), (576, 32768), (256, 0), (256, 36964)):
+                linear(bits, K, zx)
+    if "pv" in which:
+        pv()
