@@ -82,7 +82,11 @@ int bench_compiled(const BenchArgs& a) {
       recipe = r->get<std::string>();
   }
   model.model = fmt::format("{} {} KV {}", dir.dir.filename().string(), recipe, info.kv_io_dtype);
-  model.backend = fmt::format("{} {} (host runtime)", dir.backend.empty() ? "?" : dir.backend, dir.soc_model);
+  // Where the methods run: QnnBackend programs on the QNN HTP simulator (through onnxruntime-qnn),
+  // ours on the host runtime's emulation.
+  const bool qnn = std::find(info.delegate_ids.begin(), info.delegate_ids.end(), "QnnBackend") != info.delegate_ids.end();
+  model.backend = fmt::format("{} {} ({})", dir.backend.empty() ? "?" : dir.backend, dir.soc_model,
+                              qnn ? "QnnBackend on the QNN HTP simulator" : "host runtime");
   model.threads = ThreadPool::global().threads();
   log::info("benchmarking {}: context {}, prefill AR {}; pp{} tg{} x {} reps on {} threads (loaded in {:.0f} ms)",
             dir.dir.string(), info.max_context_len, info.prefill_ar_len, a.pp, a.tg, a.reps, model.threads, load_ms);

@@ -1,5 +1,7 @@
 #include "llm/compiled_session.h"
 
+#include <set>
+
 #include "core/error.h"
 
 namespace genai {
@@ -21,6 +23,10 @@ std::unique_ptr<DecoderSession> make_compiled_session(const runtime::ArtifactDir
     info->prefill_ar_len = session->prefill_ar_len();
     info->kv_io_dtype = std::string(dtype_name(session->kv_dtype()));
     info->max_seq_len = program.constant_int("get_max_seq_len").value_or(0);
+    std::set<std::string> ids;
+    for (const auto& m : program.program().methods)
+      for (const auto& d : m.delegates) ids.insert(d.id);
+    info->delegate_ids.assign(ids.begin(), ids.end());
   }
   return session;
 }

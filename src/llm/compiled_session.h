@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "llm/decoder_scheduler.h"
 #include "llm/program_method_runner.h"
@@ -20,6 +21,7 @@ struct CompiledSessionInfo {
   int64_t prefill_ar_len = 0;  // 0 in kv mode
   std::string kv_io_dtype;     // "uint8", "uint16", "float32"
   int64_t max_seq_len = 0;     // get_max_seq_len (0 when the program has none)
+  std::vector<std::string> delegate_ids;  // the program's delegates, sorted, e.g. {"QnnBackend"}
 };
 
 // The scheduler over one loaded program; InputError naming the program when its constants and

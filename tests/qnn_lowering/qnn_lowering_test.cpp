@@ -171,7 +171,9 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
   ASSERT_EQ(emu["tokens"].size(), 8u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sim["tokens"][i], emu["tokens"][i]) << "token " << i;
   const auto b = run_genai({"bench", "-a", qnn, "--pp", "16", "--tg", "2", "--reps", "1", "--json"});
-  EXPECT_EQ(b.exit_code, 0) << b.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(json::parse(b.out)["backend"].get<std::string>().find("QnnBackend on the QNN HTP simulator"), std::string::npos)
+      << b.out;
   // The same program without its artifact dir (upstream's runner: the .pte and a tokenizer): the
   // simulator gives the same tokens, configured from the constant methods and signatures alone.
   const auto lone = run_genai({"run", "--pte", qnn + "/text_decoder.pte", "--tokenizer", qnn + "/tokenizer.json",

@@ -143,6 +143,7 @@ TEST_F(CompiledEndToEnd, BenchReportsRowsTtftAndMemory) {
   EXPECT_EQ(j["results"][0]["test"], "pp32");
   EXPECT_EQ(j["results"][1]["test"], "tg16");
   EXPECT_GT(j["results"][1]["mean"].get<double>(), 0.0);
+  EXPECT_NE(j["backend"].get<std::string>().find("(host runtime)"), std::string::npos) << j["backend"];
   EXPECT_EQ(j["ttft_prompt_tokens"], 96);  // min(128, context)
   EXPECT_GT(j["ttft_ms"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_mb"].get<double>(), 0.0);
