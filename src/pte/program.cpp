@@ -92,6 +92,15 @@ const Method* Program::find_method(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<Value> Program::constant_values(std::string_view name) const {
+  const Method* m = find_method(name);
+  if (!m || method_kind(*m) != MethodKind::kConstant) return {};
+  std::vector<Value> out;
+  for (int32_t i : m->outputs)
+    if (i >= 0 && static_cast<size_t>(i) < m->values.size()) out.push_back(m->values[static_cast<size_t>(i)]);
+  return out;
+}
+
 const NamedData* Program::find_named_data(std::string_view key) const {
   for (const auto& d : named_data)
     if (d.key == key) return &d;

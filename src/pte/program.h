@@ -211,6 +211,9 @@ struct Program {
 
   const Method* find_method(std::string_view name) const;
   const NamedData* find_named_data(std::string_view key) const;
+  // The outputs of constant method `name` (one for a getter, several for a list method); empty
+  // when the program has no constant method by that name.
+  std::vector<Value> constant_values(std::string_view name) const;
 };
 
 // Checks what the schema cannot express: every index (values, operators, delegates, jump

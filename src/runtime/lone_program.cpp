@@ -82,11 +82,9 @@ ArtifactDir open_lone_program(const fs::path& pte, std::string_view option) {
                       "has kv_forward, optionally prefill_forward, and the get_* constant methods)",
                       option, pte.string(), list);
   }
-  if (const pte::Method* use_kv = program.find_method("get_use_kv_cache"); use_kv && use_kv->outputs.size() == 1) {
-    const auto index = static_cast<size_t>(use_kv->outputs.front());
-    const pte::Value* v = index < use_kv->values.size() ? &use_kv->values[index] : nullptr;
-    const auto* b = v ? std::get_if<pte::Bool>(v) : nullptr;
-    const auto* i = v ? std::get_if<pte::Int>(v) : nullptr;
+  if (const auto use_kv = program.constant_values("get_use_kv_cache"); use_kv.size() == 1) {
+    const auto* b = std::get_if<pte::Bool>(&use_kv.front());
+    const auto* i = std::get_if<pte::Int>(&use_kv.front());
     if ((b && !b->value) || (i && i->value == 0))
       throw_input_error("{} {}: get_use_kv_cache is false; the runner runs KV-cache decoder programs only", option,
                         pte.string());

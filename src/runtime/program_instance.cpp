@@ -262,12 +262,7 @@ void ProgramInstance::execute(std::string_view method, std::span<const BufferRef
 }
 
 std::vector<pte::Value> ProgramInstance::constant_list(std::string_view name) const {
-  const pte::Method* m = program_->find_method(name);
-  if (!m || pte::method_kind(*m) != pte::MethodKind::kConstant) return {};
-  std::vector<pte::Value> out;
-  for (int32_t i : m->outputs)
-    if (i >= 0 && static_cast<size_t>(i) < m->values.size()) out.push_back(m->values[static_cast<size_t>(i)]);
-  return out;
+  return program_->constant_values(name);
 }
 
 std::optional<pte::Value> ProgramInstance::constant(std::string_view name) const {

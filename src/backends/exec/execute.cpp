@@ -226,12 +226,16 @@ struct FloatOp {
     else
       kernels::dequantize(src[0] + static_cast<uint64_t>(e0) * element_size(o.type), act(o.type), e1 - e0, o.q, y + e0);
   }
-  // Quantizes (or rounds to float16) result elements [e0, e1).
-  void finish(int64_t e0, int64_t e1) const {
-    if (s.quantized)
-      kernels::quantize(y + e0, e1 - e0, s.out.q, act(s.out.type), out + static_cast<uint64_t>(e0) * element_size(s.out.type));
-    else
+  // Quantizes (or rounds to float16) result elements [e0, e1); `floor` rounds the codes down, as
+  // the HTP rounds normalised results (kernels::requantize_floor).
+  void finish(int64_t e0, int64_t e1, bool floor = false) const {
+    uint8_t* codes = out + static_cast<uint64_t>(e0) * element_size(s.out.type);
+    if (!s.quantized)
       kernels::round_to_f16(y + e0, e1 - e0);
+    else if (floor)
+      kernels::quantize_floor(y + e0, e1 - e0, s.out.q, act(s.out.type), codes);
+    else
+      kernels::quantize(y + e0, e1 - e0, s.out.q, act(s.out.type), codes);
   }
 };
 
@@ -314,11 +318,7 @@ void run_rms_norm(const Step& s, const StepIo& io) {
   const int64_t w = p.width;
   split_rows(p.rows, w, [&](int64_t r0, int64_t r1) {
     kernels::rms_norm(f.operand(0, r0 * w, r1 * w), r1 - r0, w, gamma, p.eps, f.y + r0 * w);
-    if (s.quantized)  // the HTP floors normalised results (kernels::requantize_floor)
-      kernels::quantize_floor(f.y + r0 * w, (r1 - r0) * w, s.out.q, act(s.out.type),
-                              io.out + static_cast<uint64_t>(r0 * w) * element_size(s.out.type));
-    else
-      f.finish(r0 * w, r1 * w);
+    f.finish(r0 * w, r1 * w, /*floor=*/true);
   });
 }
 
