@@ -16,7 +16,7 @@ CommandAction setup_synth(CLI::App& sub) {
   auto json_out = std::make_shared<bool>(false);
   sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, llama3.2-1b")
       ->capture_default_str();
-  sub.add_option("--arch", req->arch, "Architecture: llama, or qwen2 (q/k/v biases)")->capture_default_str();
+  sub.add_option("--arch", req->arch, "Architecture: " + supported_architectures())->capture_default_str();
   sub.add_option("--format", req->format, "Checkpoint format: gguf, hf (folder), llama2c (.bin + tokenizer.bin)")
       ->capture_default_str();
   sub.add_option("--seed", req->seed, "Seed of the random weights and vocabulary")->capture_default_str();

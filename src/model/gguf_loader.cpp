@@ -43,7 +43,7 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
 
   // llama-arch files store q/k rows in the interleaved rotary order (llama.cpp's converter
   // permutes them); qwen2-arch files keep Hugging Face's order.
-  const bool unpermute = c.arch == Architecture::kLlama;
+  const bool unpermute = architecture_info(c.arch).gguf_interleaved_qk;
   m.weights.set_source(src);
   for (const WeightSpec& spec : expected_weights(c)) {
     const std::string stored = gguf_name_of(spec.name).value();

@@ -10,6 +10,10 @@ namespace {
 
 std::string key(const std::string& arch, const char* suffix) { return arch + "." + suffix; }
 
+// llama.cpp's smollm3 has no key for the NoPE layers: it hard-codes one every fourth layer, as
+// SmolLM3Config's default no_rope_layer_interval.
+constexpr int64_t kSmolLM3NoRopeInterval = 4;
+
 std::vector<TokenType> to_types(const GgufFile& f, const std::vector<int32_t>& raw) {
   std::vector<TokenType> out;
   out.reserve(raw.size());
@@ -67,7 +71,25 @@ ModelConfig gguf_read_config(const GgufFile& f) {
   } else if (const GgufTensorInfo* emb = f.find_tensor("token_embd.weight"); emb && emb->ne.size() == 2) {
     c.vocab_size = static_cast<int64_t>(emb->ne[1]);
   }
-  c.qkv_bias = c.arch == Architecture::kQwen2;
+  const ArchitectureInfo& info = architecture_info(c.arch);
+  c.qkv_bias = info.qkv_bias;
+  c.qk_norm = info.qk_norm;
+  if (c.arch == Architecture::kGranite) {
+    // llama.cpp's names for Granite's multipliers; a missing one is 1, as in GraniteConfig.
+    auto number = [&](const char* suffix) {
+      const double v = f.get_number(key(arch, suffix)).value_or(1.0);
+      return static_cast<float>(v);
+    };
+    c.embedding_multiplier = number("embedding_scale");
+    c.residual_multiplier = number("residual_scale");
+    c.attention_multiplier = number("attention.scale");
+    c.logits_scaling = number("logit_scale");
+  }
+  if (c.arch == Architecture::kSmolLM3) {
+    // llama.cpp fixes SmolLM3's pattern: every fourth layer has no rotary embedding.
+    c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
+    for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % kSmolLM3NoRopeInterval != 0;
+  }
   c.bos_id = token_id(f, "tokenizer.ggml.bos_token_id", 1);
   c.eos_id = token_id(f, "tokenizer.ggml.eos_token_id", 2);
   if (auto name = f.get_string("general.name")) c.name = *name;
@@ -89,6 +111,22 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
   w.set(key(arch, "attention.layer_norm_rms_epsilon"), GgufValue::f32(c.norm_eps));
   w.set(key(arch, "vocab_size"), u32(c.vocab_size));
   w.set(key(arch, "rope.dimension_count"), u32(c.head_dim));
+  if (c.arch == Architecture::kGranite) {
+    w.set(key(arch, "embedding_scale"), GgufValue::f32(c.embedding_multiplier));
+    w.set(key(arch, "residual_scale"), GgufValue::f32(c.residual_multiplier));
+    w.set(key(arch, "attention.scale"), GgufValue::f32(c.attention_scale()));
+    w.set(key(arch, "logit_scale"), GgufValue::f32(c.logits_scaling));
+  } else if (c.has_scalings()) {
+    throw_input_error("GGUF: the {} architecture has no keys for embedding/residual/attention/logit multipliers", arch);
+  }
+  if (c.arch == Architecture::kSmolLM3) {
+    for (int64_t l = 0; l < c.n_layers; ++l)
+      if (c.layer_uses_rope(l) != ((l + 1) % kSmolLM3NoRopeInterval != 0))
+        throw_input_error("GGUF: llama.cpp's smollm3 fixes the layers without rotary embedding at every {}th; layer {} differs",
+                          kSmolLM3NoRopeInterval, l);
+  } else if (!c.rope_layers.empty()) {
+    throw_input_error("GGUF: the {} architecture cannot mark layers without rotary embedding", arch);
+  }
   if (c.head_dim * c.n_heads != c.dim) {
     w.set(key(arch, "attention.key_length"), u32(c.head_dim));
     w.set(key(arch, "attention.value_length"), u32(c.head_dim));

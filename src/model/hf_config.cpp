@@ -1,5 +1,7 @@
 #include "model/hf_config.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -66,14 +68,66 @@ class ConfigReader {
 
 }  // namespace
 
-std::string supported_architectures() { return "llama, qwen2"; }
-
 Architecture parse_architecture(const std::string& name, const std::string& source, const std::string& key) {
-  if (name == "llama") return Architecture::kLlama;
-  if (name == "qwen2") return Architecture::kQwen2;
+  if (const ArchitectureInfo* info = find_architecture(name)) return info->arch;
   throw_input_error("{}: {} '{}' is not supported (supported architectures: {})", source, key, name,
                     supported_architectures());
 }
+
+namespace {
+
+// A layer pattern that would change the attention we build (sliding windows) is refused by name
+// until it is built, never ignored.
+void refuse_sliding_window(const ConfigReader& r) {
+  if (r.get_bool("use_sliding_window", false))
+    throw_input_error("{}: use_sliding_window = true is not supported (sliding-window attention)", r.source());
+  if (const json* types = r.find("layer_types")) {
+    if (!types->is_array()) throw_input_error("{}: key layer_types must be a list", r.source());
+    for (const json& t : *types)
+      if (!t.is_string() || t.get<std::string>() != "full_attention")
+        throw_input_error("{}: layer_types entry {} is not supported (supported: full_attention)", r.source(), t.dump());
+  }
+}
+
+void read_family_fields(const ConfigReader& r, ModelConfig& c) {
+  switch (c.arch) {
+    case Architecture::kLlama:
+    case Architecture::kQwen2:
+      return;
+    case Architecture::kQwen3:
+      refuse_sliding_window(r);
+      return;
+    case Architecture::kGranite:
+      c.embedding_multiplier = static_cast<float>(r.get_number("embedding_multiplier", 1.0));
+      c.residual_multiplier = static_cast<float>(r.get_number("residual_multiplier", 1.0));
+      c.attention_multiplier = static_cast<float>(r.get_number("attention_multiplier", 1.0));
+      c.logits_scaling = static_cast<float>(r.get_number("logits_scaling", 1.0));
+      if (r.get_number("attention_dropout", 0.0) != 0.0)
+        throw_input_error("{}: attention_dropout must be 0 for inference", r.source());
+      return;
+    case Architecture::kSmolLM3: {
+      refuse_sliding_window(r);
+      const int64_t interval = r.get_int("no_rope_layer_interval", 4);
+      c.rope_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 1);
+      if (const json* list = r.find("no_rope_layers")) {
+        if (!list->is_array() || static_cast<int64_t>(list->size()) != c.n_layers)
+          throw_input_error("{}: key no_rope_layers must list {} entries of 0 or 1", r.source(), c.n_layers);
+        for (size_t i = 0; i < list->size(); ++i) {
+          const json& v = (*list)[i];
+          if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1))
+            throw_input_error("{}: no_rope_layers[{}] = {} (valid: 0, 1)", r.source(), i, v.dump());
+          c.rope_layers[i] = static_cast<uint8_t>(v.get<int64_t>());
+        }
+      } else {
+        if (interval <= 0) throw_input_error("{}: no_rope_layer_interval must be positive, got {}", r.source(), interval);
+        for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % interval != 0;
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace
 
 ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   const std::string source = config_json.string();
@@ -90,22 +144,36 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   c.n_layers = r.require_int("num_hidden_layers");
   c.n_heads = r.require_int("num_attention_heads");
   c.n_kv_heads = r.get_int("num_key_value_heads", c.n_heads);
-  c.head_dim = r.get_int("head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0);
+  // transformers' defaults where config.json leaves a key out: Qwen3Config's head_dim is 128,
+  // SmolLM3Config ties the embeddings.
+  c.head_dim = r.get_int("head_dim", c.arch == Architecture::kQwen3 ? 128 : c.n_heads > 0 ? c.dim / c.n_heads : 0);
   c.ffn_dim = r.require_int("intermediate_size");
   c.vocab_size = r.require_int("vocab_size");
   c.max_positions = r.get_int("max_position_embeddings", 2048);
-  c.rope_theta = static_cast<float>(r.get_number("rope_theta", 10000.0));
+  // transformers 5 writes rope_parameters {rope_type, rope_theta, ...}; 4.x wrote rope_theta and
+  // rope_scaling at the top level.
+  const json* rope_parameters = r.find("rope_parameters");
+  if (rope_parameters && !rope_parameters->is_object())
+    throw_input_error("{}: rope_parameters must be an object", source);
+  double theta = 10000.0;
+  if (rope_parameters) theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
+  c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
   c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", 1e-6));
-  c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
-  c.qkv_bias = c.arch == Architecture::kQwen2;
-  if (c.arch == Architecture::kLlama && r.get_bool("attention_bias", false))
-    throw_input_error("{}: attention_bias = true is not supported for llama", source);
+  const ArchitectureInfo& info = architecture_info(c.arch);
+  c.qkv_bias = info.qkv_bias;
+  c.qk_norm = info.qk_norm;
+  if (c.arch != Architecture::kQwen2 && r.get_bool("attention_bias", false))
+    throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
+  read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
   if (const json* act = r.find("hidden_act"); act && (!act->is_string() || act->get<std::string>() != "silu"))
     throw_input_error("{}: hidden_act {} is not supported (supported: silu)", source, act->dump());
-  if (const json* rs = r.find("rope_scaling")) {
+  const json* rs = r.find("rope_scaling");
+  if (!rs) rs = rope_parameters;
+  if (rs) {
     if (!rs->is_object()) throw_input_error("{}: rope_scaling must be an object or null", source);
     ConfigReader s(*rs, source + " rope_scaling");
     const json* type = s.find("rope_type");
@@ -129,9 +197,9 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
 }
 
 std::string hf_config_json(const ModelConfig& c) {
-  const bool qwen = c.arch == Architecture::kQwen2;
+  const ArchitectureInfo& info = architecture_info(c.arch);
   json j = {
-      {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+      {"architectures", {std::string(info.hf_class)}},
       {"model_type", std::string(architecture_name(c.arch))},
       {"hidden_size", c.dim},
       {"intermediate_size", c.ffn_dim},
@@ -150,9 +218,21 @@ std::string hf_config_json(const ModelConfig& c) {
   };
   j["bos_token_id"] = c.bos_id >= 0 ? json(c.bos_id) : json(nullptr);
   j["eos_token_id"] = c.eos_id >= 0 ? json(c.eos_id) : json(nullptr);
-  if (!qwen) {
+  if (c.arch != Architecture::kQwen2) {
     j["attention_bias"] = false;
     j["mlp_bias"] = false;
+  }
+  if (c.arch == Architecture::kGranite) {
+    j["embedding_multiplier"] = tidy(c.embedding_multiplier);
+    j["residual_multiplier"] = tidy(c.residual_multiplier);
+    j["attention_multiplier"] = tidy(c.attention_scale());
+    j["logits_scaling"] = tidy(c.logits_scaling);
+  }
+  if (c.arch == Architecture::kSmolLM3) {
+    std::vector<int> layers;
+    for (int64_t l = 0; l < c.n_layers; ++l) layers.push_back(c.layer_uses_rope(l) ? 1 : 0);
+    j["no_rope_layers"] = layers;
+    j["use_sliding_window"] = false;
   }
   if (c.rope_scaling.enabled()) {
     j["rope_scaling"] = {{"rope_type", "llama3"},

@@ -1,4 +1,4 @@
-// Hugging Face config.json <-> ModelConfig (LlamaForCausalLM, Qwen2ForCausalLM).
+// Hugging Face config.json <-> ModelConfig (every family of model_config.h's table).
 #pragma once
 
 #include <filesystem>
@@ -8,9 +8,7 @@
 
 namespace genai {
 
-// Supported architectures for messages: "llama, qwen2".
-std::string supported_architectures();
-// Architecture by name ("llama", "qwen2"); InputError naming `source`, `key` and the valid ones.
+// Architecture by name (model_config.h's table); InputError naming `source`, `key` and the valid ones.
 Architecture parse_architecture(const std::string& name, const std::string& source, const std::string& key);
 
 // Reads config.json; missing or mistyped keys and unsupported settings are InputErrors naming the

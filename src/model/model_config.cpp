@@ -1,17 +1,48 @@
 #include "model/model_config.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace genai {
+namespace {
 
-std::string_view architecture_name(Architecture a) {
-  switch (a) {
-    case Architecture::kLlama:
-      return "llama";
-    case Architecture::kQwen2:
-      return "qwen2";
-  }
-  return "unknown";
+using A = Architecture;
+
+// Where to add a family: one row here, its features in ModelConfig, and the readers' fields.
+constexpr ArchitectureInfo kArchitectures[] = {
+    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false},
+    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false},
+    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true},
+    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false},
+    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false},
+};
+
+}  // namespace
+
+const ArchitectureInfo& architecture_info(Architecture a) {
+  for (const auto& info : kArchitectures)
+    if (info.arch == a) return info;
+  throw_failure("internal: architecture {} has no entry", static_cast<int>(a));
+}
+
+std::string_view architecture_name(Architecture a) { return architecture_info(a).name; }
+
+const ArchitectureInfo* find_architecture(std::string_view name) {
+  for (const auto& info : kArchitectures)
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+std::string supported_architectures() {
+  std::string out;
+  for (const auto& info : kArchitectures) out += (out.empty() ? "" : ", ") + std::string(info.name);
+  return out;
+}
+
+float ModelConfig::attention_scale() const {
+  if (attention_multiplier != 0.0f) return attention_multiplier;
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
 }
 
 void ModelConfig::validate(std::string_view source) const {
@@ -31,6 +62,12 @@ void ModelConfig::validate(std::string_view source) const {
   if (head_dim % 2 != 0) throw_input_error("{}: head_dim ({}) must be even for rotary embeddings", source, head_dim);
   if (!(norm_eps > 0.0f)) throw_input_error("{}: norm eps must be positive", source);
   if (!(rope_theta > 0.0f)) throw_input_error("{}: rope_theta must be positive", source);
+  if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != n_layers)
+    throw_input_error("{}: no_rope_layers lists {} layers for a model of {}", source, rope_layers.size(), n_layers);
+  for (float m : {embedding_multiplier, residual_multiplier, logits_scaling})
+    if (!(std::isfinite(m) && m != 0.0f)) throw_input_error("{}: a scaling multiplier is {} (must be finite, non-zero)", source, m);
+  if (!(std::isfinite(attention_multiplier) && attention_multiplier >= 0.0f))
+    throw_input_error("{}: attention_multiplier must be positive, got {}", source, attention_multiplier);
   if (bos_id >= vocab_size || eos_id >= vocab_size)
     throw_input_error("{}: bos/eos id ({}/{}) outside the vocabulary of {}", source, bos_id, eos_id, vocab_size);
 }

@@ -1,4 +1,7 @@
-// The hyper-parameters of a llama-family decoder, whatever file they came from.
+// The hyper-parameters of a decoder, whatever file they came from. The families share one
+// pre-norm transformer skeleton; what sets them apart is a handful of features (q/k norms,
+// multipliers, layers without rotary embedding) held here as plain fields, so graph builders and
+// the reference read features, not family names.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +11,23 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2 };
-std::string_view architecture_name(Architecture a);  // "llama", "qwen2"
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3 };
+
+// What a family's files look like: its names in each format and the layout of its rotary rows.
+struct ArchitectureInfo {
+  Architecture arch;
+  std::string_view name;        // Hugging Face model_type and GGUF general.architecture
+  std::string_view hf_class;    // config.json "architectures"
+  bool gguf_interleaved_qk;     // llama.cpp's converter permutes q/k rows (llama-style rope)
+  bool qkv_bias;                // q/k/v projections carry a bias
+  bool qk_norm;                 // per-head RMS norms on q and k before rope
+};
+const ArchitectureInfo& architecture_info(Architecture a);
+std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
+// The architecture called `name`, or nullptr.
+const ArchitectureInfo* find_architecture(std::string_view name);
+// "llama, qwen2, qwen3, granite, smollm3" for messages.
+std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.
 struct RopeScaling {
@@ -34,10 +52,30 @@ struct ModelConfig {
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // output head reuses the token embedding
   bool qkv_bias = false;         // qwen2: q/k/v projections carry a bias
+  bool qk_norm = false;          // qwen3: RMS norms over each q and k head before rope
+  // Granite's scalings (1 elsewhere): embeddings times embedding_multiplier, each block's
+  // attention and MLP output times residual_multiplier before its residual add, attention
+  // scores times attention_multiplier (0: 1 / sqrt(head_dim)), logits divided by logits_scaling.
+  float embedding_multiplier = 1.0f;
+  float residual_multiplier = 1.0f;
+  float attention_multiplier = 0.0f;
+  float logits_scaling = 1.0f;
+  // SmolLM3: per layer, 1 when it applies rotary embedding, 0 when it does not (NoPE). Empty:
+  // every layer does.
+  std::vector<uint8_t> rope_layers;
   int64_t max_positions = 2048;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
   std::string name;  // free-form, e.g. the GGUF general.name or the HF _name_or_path
+
+  bool layer_uses_rope(int64_t layer) const {
+    return rope_layers.empty() || rope_layers[static_cast<size_t>(layer)] != 0;
+  }
+  float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
+  bool has_scalings() const {
+    return embedding_multiplier != 1.0f || residual_multiplier != 1.0f || attention_multiplier != 0.0f ||
+           logits_scaling != 1.0f;
+  }
 
   // Throws InputError naming `source` and the offending key when fields are inconsistent
   // (non-positive sizes, heads not dividing, kv heads not dividing heads, ...).

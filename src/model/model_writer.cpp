@@ -74,7 +74,7 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
   if (config.rope_scaling.enabled())
     w.add_tensor_f32("rope_freqs.weight", GgmlType::kF32, {config.head_dim / 2},
                      llama3_rope_freq_factors(config.rope_scaling, config.rope_theta, config.head_dim));
-  const bool permute = config.arch == Architecture::kLlama;
+  const bool permute = architecture_info(config.arch).gguf_interleaved_qk;
   for (const WeightSpec& spec : expected_weights(config)) {
     GgmlType type = spec.shape.size() == 1 ? GgmlType::kF32 : weight_type;
     if (spec.shape.back() % ggml_type_info(type).block_size != 0) type = GgmlType::kF16;

@@ -129,6 +129,10 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
       l.bk = get("self_attn.k_proj.bias", {kv_dim});
       l.bv = get("self_attn.v_proj.bias", {kv_dim});
     }
+    if (c.qk_norm) {
+      l.q_norm = get("self_attn.q_norm.weight", {c.head_dim});
+      l.k_norm = get("self_attn.k_norm.weight", {c.head_dim});
+    }
     l.w_gate = get("mlp.gate_proj.weight", {c.ffn_dim, c.dim});
     l.w_up = get("mlp.up_proj.weight", {c.ffn_dim, c.dim});
     l.w_down = get("mlp.down_proj.weight", {c.dim, c.ffn_dim});
@@ -166,7 +170,7 @@ void ReferenceDecoder::attention(Layer& layer, const std::vector<float>& q, int6
   const ModelConfig& c = config_;
   const int64_t d = c.head_dim, kv_dim = c.n_kv_heads * d, q_dim = c.n_heads * d;
   const int64_t group = c.n_heads / c.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float scale = c.attention_scale();
   ThreadPool::global().parallel_for(n * c.n_heads, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
@@ -212,21 +216,38 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
   std::vector<float> attn(n * q_dim), proj(n * dim), gate(n * c.ffn_dim), up(n * c.ffn_dim);
   for (int64_t t = 0; t < n; ++t)
     std::copy_n(embed_.data<float>() + static_cast<int64_t>(tokens[t]) * dim, dim, x.data() + t * dim);
+  if (c.embedding_multiplier != 1.0f)
+    for (float& e : x) e *= c.embedding_multiplier;
+  // residual + block output * residual_multiplier (granite; 1 elsewhere, where it is skipped).
+  auto add_residual = [&](const std::vector<float>& out) {
+    if (c.residual_multiplier == 1.0f) {
+      for (int64_t i = 0; i < n * dim; ++i) x[i] += out[i];
+    } else {
+      for (int64_t i = 0; i < n * dim; ++i) x[i] += out[i] * c.residual_multiplier;
+    }
+  };
+  int64_t layer_index = 0;
 
   for (Layer& l : layers_) {
     rms_norm(x.data(), n, dim, l.input_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.wq, c.qkv_bias ? &l.bq : nullptr, q.data());
     linear(xn.data(), n, dim, l.wk, c.qkv_bias ? &l.bk : nullptr, k.data());
     linear(xn.data(), n, dim, l.wv, c.qkv_bias ? &l.bv : nullptr, v.data());
-    for (int64_t t = 0; t < n; ++t) {
-      apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t);
-      apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t);
+    if (c.qk_norm) {  // each head vector on its own (in place: rms_norm reads a row before writing it)
+      rms_norm(q.data(), n * c.n_heads, d, l.q_norm, c.norm_eps, q.data());
+      rms_norm(k.data(), n * c.n_kv_heads, d, l.k_norm, c.norm_eps, k.data());
+    }
+    if (c.layer_uses_rope(layer_index++)) {
+      for (int64_t t = 0; t < n; ++t) {
+        apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t);
+        apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t);
+      }
     }
     l.k_cache.insert(l.k_cache.end(), k.begin(), k.end());
     l.v_cache.insert(l.v_cache.end(), v.begin(), v.end());
     attention(l, q, n, attn);
     linear(attn.data(), n, q_dim, l.wo, nullptr, proj.data());
-    for (int64_t i = 0; i < n * dim; ++i) x[i] += proj[i];
+    add_residual(proj);
 
     rms_norm(x.data(), n, dim, l.post_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
@@ -234,11 +255,17 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     kernels::scalar::silu(gate.data(), n * c.ffn_dim);  // SwiGLU: silu(gate) * up
     kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
     linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
-    for (int64_t i = 0; i < n * dim; ++i) x[i] += proj[i];
+    add_residual(proj);
   }
   position_ += n;
   rms_norm(x.data(), n, dim, final_norm_, c.norm_eps, xn.data());
   return xn;
+}
+
+// Granite divides the logits by logits_scaling (a division, as transformers does it).
+void ReferenceDecoder::scale_logits(std::vector<float>& logits) const {
+  if (config_.logits_scaling == 1.0f) return;
+  for (float& v : logits) v /= config_.logits_scaling;
 }
 
 std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {
@@ -246,6 +273,7 @@ std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   std::vector<float> logits(n * config_.vocab_size);
   linear(h.data(), n, config_.dim, head_, nullptr, logits.data());
+  scale_logits(logits);
   return logits;
 }
 
@@ -254,6 +282,7 @@ std::vector<float> ReferenceDecoder::forward_last(std::span<const int32_t> token
   std::vector<float> logits(config_.vocab_size);
   linear(h.data() + (static_cast<int64_t>(tokens.size()) - 1) * config_.dim, 1, config_.dim, head_, nullptr,
          logits.data());
+  scale_logits(logits);
   return logits;
 }
 

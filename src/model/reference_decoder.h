@@ -1,6 +1,6 @@
-// The float32 reference forward of the llama family (llama, qwen2) with a KV cache: the ground
-// truth every quantized or compiled path is measured against (SQNR, parity). It follows Hugging
-// Face's LlamaForCausalLM / Qwen2ForCausalLM step by step, in float, and favours being obviously
+// The float32 reference forward of every decoder family we build (model_config.h) with a KV
+// cache: the ground truth every quantized or compiled path is measured against (SQNR, parity). It
+// follows Hugging Face's <Family>ForCausalLM step by step, in float, and favours being obviously
 // correct over being fast; matmuls are still threaded and batched over prompt tokens so that
 // prefill reads each weight once per batch.
 #pragma once
@@ -43,6 +43,7 @@ class ReferenceDecoder {
   struct Layer {
     Tensor input_norm, post_norm;
     Tensor wq, wk, wv, wo, bq, bk, bv;  // biases undefined unless qkv_bias
+    Tensor q_norm, k_norm;              // undefined unless qk_norm
     Tensor w_gate, w_up, w_down;
     std::vector<float> k_cache, v_cache;  // [position, n_kv_heads * head_dim]
   };
@@ -51,6 +52,7 @@ class ReferenceDecoder {
   std::vector<float> run_layers(std::span<const int32_t> tokens);
   void attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
   void apply_rope(float* vec, int64_t n_heads, int64_t pos) const;
+  void scale_logits(std::vector<float>& logits) const;
 
   ModelConfig config_;
   Tensor embed_, final_norm_, head_;

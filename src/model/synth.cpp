@@ -1,5 +1,7 @@
 #include "model/synth.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -32,14 +34,11 @@ std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "sm
 
 ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   ModelConfig c;
-  if (arch == "llama") {
-    c.arch = Architecture::kLlama;
-  } else if (arch == "qwen2") {
-    c.arch = Architecture::kQwen2;
-    c.qkv_bias = true;
-  } else {
-    throw_input_error("--arch: '{}' is not supported (supported: llama, qwen2)", arch);
-  }
+  const ArchitectureInfo* info = find_architecture(arch);
+  if (!info) throw_input_error("--arch: '{}' is not supported (supported: {})", arch, supported_architectures());
+  c.arch = info->arch;
+  c.qkv_bias = info->qkv_bias;
+  c.qk_norm = info->qk_norm;
   auto set = [&](int64_t dim, int64_t layers, int64_t heads, int64_t kv, int64_t ffn, int64_t vocab, int64_t ctx,
                  bool tied, float theta) {
     c.dim = dim;
@@ -65,10 +64,21 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   } else {
     throw_input_error("--shape: '{}' is not a known shape (valid: tiny, stories15m, smollm2-135m, llama3.2-1b)", shape);
   }
-  c.norm_eps = c.arch == Architecture::kQwen2 ? 1e-6f : 1e-5f;
+  if (c.arch == Architecture::kGranite) {  // Granite 3.3's multipliers; attention 1 / head_dim as there
+    c.embedding_multiplier = 12.0f;
+    c.residual_multiplier = 0.22f;
+    c.attention_multiplier = 1.0f / static_cast<float>(c.head_dim);
+    c.logits_scaling = 8.0f;
+  }
+  if (c.arch == Architecture::kSmolLM3) {  // SmolLM3's pattern: every fourth layer without rope
+    c.n_layers = std::max<int64_t>(c.n_layers, 4);  // so that even "tiny" has one
+    c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
+    for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
+  }
+  c.norm_eps = c.arch == Architecture::kLlama ? 1e-5f : 1e-6f;
   c.bos_id = 1;
   c.eos_id = 2;
-  c.name = fmt::format("synth-{}{}", shape, c.arch == Architecture::kQwen2 ? "-qwen2" : "");
+  c.name = fmt::format("synth-{}{}", shape, c.arch == Architecture::kLlama ? "" : "-" + std::string(info->name));
   c.validate("synth " + shape);
   return c;
 }

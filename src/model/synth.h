@@ -15,7 +15,9 @@ namespace genai {
 
 // "tiny", "stories15m", "smollm2-135m", "llama3.2-1b".
 std::vector<std::string> synth_shape_names();
-// The shape's config. `arch` "llama" or "qwen2" (qwen2 adds q/k/v biases). Unknown names are
+// The shape's config for architecture `arch` (model_config.h's names), with the family's features
+// on: qwen2's biases, qwen3's q/k norms, Granite 3.3's multipliers, SmolLM3's NoPE layers (at
+// least 4 layers, so one of them has none). Unknown names are
 // InputErrors listing the valid ones.
 ModelConfig synth_config(const std::string& shape, const std::string& arch = "llama");
 

@@ -17,6 +17,8 @@ constexpr std::pair<const char*, const char*> kLayerNames[] = {
     {"self_attn.k_proj.bias", "attn_k.bias"},
     {"self_attn.v_proj.weight", "attn_v.weight"},
     {"self_attn.v_proj.bias", "attn_v.bias"},
+    {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    {"self_attn.k_norm.weight", "attn_k_norm.weight"},
     {"self_attn.o_proj.weight", "attn_output.weight"},
     {"post_attention_layernorm.weight", "ffn_norm.weight"},
     {"mlp.gate_proj.weight", "ffn_gate.weight"},
@@ -40,6 +42,10 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
       out.push_back({wn::layer(i, "self_attn.q_proj.bias"), {q}});
       out.push_back({wn::layer(i, "self_attn.k_proj.bias"), {kv}});
       out.push_back({wn::layer(i, "self_attn.v_proj.bias"), {kv}});
+    }
+    if (c.qk_norm) {
+      out.push_back({wn::layer(i, "self_attn.q_norm.weight"), {c.head_dim}});
+      out.push_back({wn::layer(i, "self_attn.k_norm.weight"), {c.head_dim}});
     }
     out.push_back({wn::layer(i, "self_attn.o_proj.weight"), {c.dim, q}});
     out.push_back({wn::layer(i, "post_attention_layernorm.weight"), {c.dim}});

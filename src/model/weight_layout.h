@@ -18,7 +18,7 @@ struct WeightSpec {
   Shape shape;
 };
 
-// Every tensor of `config` (lm_head only when not tied; q/k/v biases only for qkv_bias).
+// Every tensor of `config` (lm_head only when not tied; q/k/v biases only for qkv_bias, q/k norms only for qk_norm).
 std::vector<WeightSpec> expected_weights(const ModelConfig& config);
 
 // "q" / "k" when `canonical` is a q_proj / k_proj weight or bias (rows in rotary order), else "".

@@ -114,7 +114,7 @@ TEST(BadInput, UnknownArchitectureListsSupportedOnes) {
   const std::string err = load_error(dir.path());
   EXPECT_HAS(err, "config.json");
   EXPECT_HAS(err, "gpt_neox");
-  EXPECT_HAS(err, "llama, qwen2");
+  EXPECT_HAS(err, "llama, qwen2, qwen3, granite, smollm3");
 
   GgufWriter w;
   w.set("general.architecture", GgufValue::string("falcon"));
@@ -122,7 +122,7 @@ TEST(BadInput, UnknownArchitectureListsSupportedOnes) {
   const std::string gerr = load_error(dir.file("f.gguf"));
   EXPECT_HAS(gerr, "f.gguf");
   EXPECT_HAS(gerr, "general.architecture 'falcon'");
-  EXPECT_HAS(gerr, "llama, qwen2");
+  EXPECT_HAS(gerr, "llama, qwen2, qwen3, granite, smollm3");
 }
 
 TEST(BadInput, BrokenConfigFilesNameTheKey) {

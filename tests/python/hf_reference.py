@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Test-side reference for the float decoder: small random llama/qwen2 models run by Hugging Face
-transformers (PyTorch). For each case it writes, under OUTDIR:
+"""Test-side reference for the float decoder: small random models of every family we build (llama,
+qwen2, qwen3, granite, smollm3) run by Hugging Face transformers (PyTorch). For each case it writes, under OUTDIR:
 
   <case>/               the model saved with save_pretrained (safetensors, float32)
   <case>.gguf           the same weights as a GGUF file, laid out the way llama.cpp's
@@ -18,7 +18,8 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import (GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen2Config,
+                          Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config, SmolLM3ForCausalLM)
 
 N_TOKENS = 64
 VOCAB = 320
@@ -32,7 +33,27 @@ CASES = {
                                                     high_freq_factor=4.0, original_max_position_embeddings=64)),
                     False),
     "qwen2_bias": ("qwen2", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=1000000.0), True),
+    # q/k norms per head; head_dim 32 with 4 heads, so q is wider than the hidden size.
+    "qwen3_qk_norm": ("qwen3", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=1000000.0,
+                                    extra=dict(head_dim=32)), False),
+    # Granite 3.3's multipliers (attention 1 / head_dim as there).
+    "granite_scales": ("granite", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                       extra=dict(embedding_multiplier=12.0, residual_multiplier=0.22,
+                                                  attention_multiplier=1.0 / 16, logits_scaling=8.0)), True),
+    # Every fourth layer without rotary embedding (SmolLM3's default no_rope_layer_interval).
+    "smollm3_nope": ("smollm3", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=50000.0,
+                                     extra=dict(num_hidden_layers=4)), True),
 }
+
+MODELS = {
+    "llama": (LlamaConfig, LlamaForCausalLM),
+    "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+    "qwen3": (Qwen3Config, Qwen3ForCausalLM),
+    "granite": (GraniteConfig, GraniteForCausalLM),
+    "smollm3": (SmolLM3Config, SmolLM3ForCausalLM),
+}
+# llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
+PERMUTED = {"llama", "granite", "smollm3"}
 
 
 def make_model(arch, kw, tied, seed):
@@ -42,12 +63,11 @@ def make_model(arch, kw, tied, seed):
     common = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
                   num_attention_heads=kw["num_attention_heads"], num_key_value_heads=kw["num_key_value_heads"],
                   vocab_size=VOCAB, max_position_embeddings=256, rms_norm_eps=1e-5, rope_parameters=rope,
-                  tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2)
+                  tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2, pad_token_id=None)
+    common.update(kw.get("extra", {}))
     torch.manual_seed(seed)
-    if arch == "llama":
-        model = LlamaForCausalLM(LlamaConfig(**common))
-    else:
-        model = Qwen2ForCausalLM(Qwen2Config(**common))
+    config_cls, model_cls = MODELS[arch]
+    model = model_cls(config_cls(**common))
     # Default init gives zero biases and unit norms; randomise everything so every term matters.
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
@@ -106,7 +126,7 @@ def llama3_rope_factors(head_dim, theta, s):
 def write_gguf(path, name, arch, model, kw, tied):
     cfg = model.config
     n_head, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
-    head_dim = cfg.hidden_size // n_head
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_head
     w = GGUFWriter(path, arch)
     w.add_name(name)
     w.add_context_length(cfg.max_position_embeddings)
@@ -117,6 +137,14 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_head_count_kv(n_kv)
     w.add_rope_freq_base(kw["rope_theta"])
     w.add_rope_dimension_count(head_dim)
+    if head_dim * n_head != cfg.hidden_size:
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    if arch == "granite":
+        w.add_embedding_scale(cfg.embedding_multiplier)
+        w.add_residual_scale(cfg.residual_multiplier)
+        w.add_attention_scale(cfg.attention_multiplier)
+        w.add_logit_scale(cfg.logits_scaling)
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
     w.add_vocab_size(cfg.vocab_size)
     w.add_file_type(0)  # ALL_F32
@@ -141,7 +169,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     for i in range(cfg.num_hidden_layers):
         p = f"model.layers.{i}."
         q, k = sd[p + "self_attn.q_proj.weight"], sd[p + "self_attn.k_proj.weight"]
-        if arch == "llama":
+        if arch in PERMUTED:
             q, k = permute_llama(q, n_head, n_head), permute_llama(k, n_head, n_kv)
         w.add_tensor(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
         w.add_tensor(f"blk.{i}.attn_q.weight", np.ascontiguousarray(q))
@@ -150,6 +178,9 @@ def write_gguf(path, name, arch, model, kw, tied):
         if arch == "qwen2":
             for x in "qkv":
                 w.add_tensor(f"blk.{i}.attn_{x}.bias", sd[p + f"self_attn.{x}_proj.bias"])
+        if arch == "qwen3":
+            w.add_tensor(f"blk.{i}.attn_q_norm.weight", sd[p + "self_attn.q_norm.weight"])
+            w.add_tensor(f"blk.{i}.attn_k_norm.weight", sd[p + "self_attn.k_norm.weight"])
         w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
         w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
         w.add_tensor(f"blk.{i}.ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])

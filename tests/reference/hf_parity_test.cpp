@@ -1,5 +1,5 @@
 // Parity of the float reference with Hugging Face transformers: tests/python/hf_reference.py saves
-// small random llama / qwen2 models (tied and untied, GQA, llama3 rope scaling) as HF folders and
+// small random models of every family (tied and untied, GQA, llama3 rope scaling) as HF folders and
 // GGUF files with the logits PyTorch computed; every source must load and agree with them to
 // 1e-4 x max|logit| at every position of the 64-token sequence.
 #include <gtest/gtest.h>
@@ -81,8 +81,10 @@ TEST(HfParity, EveryCaseFromHuggingFaceFolderAndGguf) {
                   p.max_diff, p.max_logit, p.max_diff / p.max_logit);
     }
   }
-  // The cases the parity claim covers: tied/untied llama with GQA, llama3 rope scaling, qwen2 biases.
-  EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias"}));
+  // The cases the parity claim covers: tied/untied llama with GQA, llama3 rope scaling, qwen2 biases,
+  // qwen3 q/k norms (head_dim * heads != hidden), granite multipliers, smollm3 NoPE layers.
+  EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias", "qwen3_qk_norm",
+                                         "granite_scales", "smollm3_nope"}));
 }
 
 }  // namespace
