@@ -82,14 +82,25 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
   auto [cos_t, sin_t] = rope_tables(c, CL);
   const ValueId cos_table = g->add_constant("rope.cos_table", std::make_shared<const Tensor>(std::move(cos_t)));
   const ValueId sin_table = g->add_constant("rope.sin_table", std::make_shared<const Tensor>(std::move(sin_t)));
-  Tensor scale_t = Tensor::zeros(DType::kF32, {1});
-  scale_t.mutable_data<float>()[0] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-  const ValueId scale = g->add_constant("attn.scale", std::make_shared<const Tensor>(std::move(scale_t)));
+  auto scalar = [&](const char* name, float value) {
+    Tensor t = Tensor::zeros(DType::kF32, {1});
+    t.mutable_data<float>()[0] = value;
+    return g->add_constant(name, std::make_shared<const Tensor>(std::move(t)));
+  };
+  const ValueId scale = scalar("attn.scale", c.attention_scale());
+  const ValueId residual_scale = c.residual_multiplier != 1.0f ? scalar("residual.scale", c.residual_multiplier) : -1;
 
   const ValueId cos = g->add_op(OpKind::kGather, {cos_table, pos}, "rope.cos");
   const ValueId sin = g->add_op(OpKind::kGather, {sin_table, pos}, "rope.sin");
   const ValueId mask5 = g->add_op(OpKind::kReshape, {mask}, "atten_mask.groups", {{"shape", ints({1, 1, 1, ar, CL})}});
   ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
+  if (c.embedding_multiplier != 1.0f)
+    h = g->add_op(OpKind::kMul, {h, scalar("embed.scale", c.embedding_multiplier)}, "embed.scaled");
+  // residual + out (times residual_multiplier first where the family has one).
+  auto residual = [&](ValueId base, ValueId out, const std::string& name) {
+    if (residual_scale >= 0) out = g->add_op(OpKind::kMul, {out, residual_scale}, name + ".scaled");
+    return g->add_op(OpKind::kAdd, {base, out}, name);
+  };
   const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
 
   std::vector<ValueId> k_out(L), v_out(L);
@@ -104,13 +115,20 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId x = g->add_op(OpKind::kRmsNorm, {h, w("input_layernorm.weight")}, p + "input_norm.out", norm_attrs);
     const ValueId q = proj("q", x), k = proj("k", x), v = proj("v", x);
 
-    auto heads = [&](ValueId t, const char* which, int64_t n) {
-      const ValueId split =
+    // [1, ar, n * hd] -> [1, n, ar, hd]; q and k normalised per head first where the family does.
+    auto heads = [&](ValueId t, const char* which, int64_t n, bool norm = false) {
+      ValueId split =
           g->add_op(OpKind::kReshape, {t}, fmt::format("{}attn.{}.split", p, which), {{"shape", ints({1, ar, n, hd})}});
+      if (norm)
+        split = g->add_op(OpKind::kRmsNorm, {split, w(fmt::format("self_attn.{}_norm.weight", which).c_str())},
+                          fmt::format("{}attn.{}.norm", p, which), norm_attrs);
       return g->add_op(OpKind::kTranspose, {split}, fmt::format("{}attn.{}.heads", p, which), {{"perm", ints({0, 2, 1, 3})}});
     };
-    const ValueId q_rope = g->add_op(OpKind::kRope, {heads(q, "q", H), cos, sin}, p + "attn.q.rope");
-    const ValueId k_rope = g->add_op(OpKind::kRope, {heads(k, "k", KV), cos, sin}, p + "attn.k.rope");
+    ValueId q_rope = heads(q, "q", H, c.qk_norm), k_rope = heads(k, "k", KV, c.qk_norm);
+    if (c.layer_uses_rope(l)) {
+      q_rope = g->add_op(OpKind::kRope, {q_rope, cos, sin}, p + "attn.q.rope");
+      k_rope = g->add_op(OpKind::kRope, {k_rope, cos, sin}, p + "attn.k.rope");
+    }
     // New K is emitted transposed [1, KV, hd, ar], as the cache stores it (q·kᵀ needs no transpose).
     k_out[l] = g->add_op(OpKind::kTranspose, {k_rope}, p + "attn.k.new", {{"perm", ints({0, 1, 3, 2})}});
     v_out[l] = heads(v, "v", KV);  // [1, KV, ar, hd]
@@ -132,7 +150,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId ctxt = g->add_op(OpKind::kTranspose, {ctx4}, p + "attn.context.tokens", {{"perm", ints({0, 2, 1, 3})}});
     const ValueId flat = g->add_op(OpKind::kReshape, {ctxt}, p + "attn.context.flat", {{"shape", ints({1, ar, H * hd})}});
     const ValueId o = g->add_op(OpKind::kLinear, {flat, w("self_attn.o_proj.weight")}, p + "attn.o_proj.out");
-    const ValueId h1 = g->add_op(OpKind::kAdd, {h, o}, p + "attn.residual");
+    const ValueId h1 = residual(h, o, p + "attn.residual");
 
     const ValueId x2 = g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
                                  norm_attrs);
@@ -141,11 +159,14 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId up = g->add_op(OpKind::kLinear, {x2, w("mlp.up_proj.weight")}, p + "mlp.up_proj.out");
     const ValueId gated = g->add_op(OpKind::kMul, {act, up}, p + "mlp.gated");
     const ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");
-    h = g->add_op(OpKind::kAdd, {h1, down}, p + "mlp.residual");
+    h = residual(h1, down, p + "mlp.residual");
   }
   const ValueId normed = g->add_op(OpKind::kRmsNorm, {h, g->add_weight(wn::final_norm())}, "norm.out", norm_attrs);
   const ValueId head = g->add_weight(c.tied_embeddings ? wn::embed_tokens() : wn::lm_head());
-  g->add_output("logits", g->add_op(OpKind::kLinear, {normed, head}, "lm_head.out"));
+  ValueId logits = g->add_op(OpKind::kLinear, {normed, head}, "lm_head.out");
+  if (c.logits_scaling != 1.0f)
+    logits = g->add_op(OpKind::kMul, {logits, scalar("logits.scale", 1.0f / c.logits_scaling)}, "logits.scaled");
+  g->add_output("logits", logits);
   for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("k_out_{}", l), k_out[l]);
   for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("v_out_{}", l), v_out[l]);
 

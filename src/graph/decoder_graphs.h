@@ -1,5 +1,5 @@
-// Builds the static graphs of a llama-family decoder (llama, qwen2: they differ only in the q/k/v
-// bias) with upstream's signature, so runners and tools line up:
+// Builds the static graphs of a decoder (every family of model_config.h: the features a config
+// turns on are extra ops in one skeleton) with upstream's signature, so runners and tools line up:
 //   inputs  tokens [1, ar] int32, atten_mask [1, 1, ar, CL] float32 (0 attend, -255 masked),
 //           input_pos [1, ar] int32, k_cache_0..L-1 [1, n_kv, head_dim, CL-ar],
 //           v_cache_0..L-1 [1, n_kv, CL-ar, head_dim]   (no cache inputs when ar == CL)

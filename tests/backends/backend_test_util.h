@@ -25,15 +25,17 @@
 
 namespace genai::backends_testing {
 
-inline std::shared_ptr<const Model> block_friendly_model(uint32_t seed = 11, bool tied = false, bool qwen = false) {
+inline std::shared_ptr<const Model> block_friendly_model(uint32_t seed = 11, bool tied = false, bool qwen = false,
+                                                        Architecture arch = Architecture::kLlama) {
   auto m = std::make_shared<Model>();
-  ModelConfig c = testing::small_config(qwen ? Architecture::kQwen2 : Architecture::kLlama, tied);
+  ModelConfig c = testing::small_config(qwen ? Architecture::kQwen2 : arch, tied);
   c.dim = 64;
   c.n_heads = 4;
   c.n_kv_heads = 2;
   c.head_dim = 16;
   c.ffn_dim = 128;
   c.vocab_size = 89;
+  testing::set_family_features(c);  // again: granite's attention multiplier follows head_dim
   c.validate("backend test model");
   m->config = c;
   m->weights = testing::random_weights(c, seed);

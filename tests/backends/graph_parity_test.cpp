@@ -148,6 +148,26 @@ TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {
   }
 }
 
+// Every family's features (q/k norms, multipliers, NoPE layers) lower to codes equal to the QDQ
+// reference's: scalar exact, SIMD within one code.
+TEST(QuantizedParityVariants, EveryFamilyFeature) {
+  for (Architecture arch : testing::feature_families()) {
+    SCOPED_TRACE(architecture_name(arch));
+    const auto model = block_friendly_model(13, arch != Architecture::kQwen3, false, arch);
+    const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid);
+    for (const char* name : {"kv_forward", "prefill_forward"}) {
+      int64_t compared = 0;
+      {
+        ModeGuard scalar(kernels::KernelMode::kScalar);
+        EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
+        EXPECT_GT(compared, 400);
+      }
+      ModeGuard simd(kernels::KernelMode::kSimd);
+      EXPECT_LE(max_code_difference(q, name, true, 2, &compared), 1) << name;
+    }
+  }
+}
+
 // Both methods of one model produce the same named-data key for the same weight bytes, so a
 // program stores one copy.
 TEST(Payload, MethodsShareWeightKeys) {

@@ -97,6 +97,38 @@ TEST(GraphDecoder, MatchesReferenceForQwen2BiasTiedHeadAndLlama3Rope) {
   }
 }
 
+// qwen3 (q/k norms), granite (embedding, residual, attention and logit multipliers), smollm3
+// (a layer without rotary embedding): the graphs compute what the reference computes.
+TEST(GraphDecoder, MatchesReferenceForEveryFamilyFeature) {
+  for (Architecture arch : testing::feature_families()) {
+    auto model = random_model({.arch = arch, .tied = arch != Architecture::kQwen3, .seed = 23});
+    for (int64_t prompt : {4, 11}) {
+      SCOPED_TRACE(::testing::Message() << architecture_name(arch) << " prompt " << prompt);
+      EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 4, prompt}), 1e-5);
+      EXPECT_LT(run_parity(model, {ModelMode::kKv, 20, 4, prompt}), 1e-5);
+      EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 6, prompt, true}), 1e-5);  // separate embedding
+    }
+  }
+}
+
+// Each feature changes the logits (a feature the graph or the reference ignored would pass the
+// test above only if both ignored it; this pins that the reference does not).
+TEST(GraphDecoder, EveryFamilyFeatureChangesTheLogits) {
+  for (Architecture arch : testing::feature_families()) {
+    SCOPED_TRACE(architecture_name(arch));
+    auto with = random_model({.arch = arch, .seed = 23});
+    auto without = std::make_shared<Model>(*with);
+    ModelConfig& c = without->config;
+    c.qk_norm = false;
+    c.embedding_multiplier = c.residual_multiplier = c.logits_scaling = 1.0f;
+    c.attention_multiplier = 0.0f;
+    c.rope_layers.clear();
+    const auto tokens = random_tokens(6, c.vocab_size, 5);
+    ReferenceDecoder a(*with), b(*without);
+    EXPECT_GT(relative_error(a.forward(tokens), b.forward(tokens)), 1e-3);
+  }
+}
+
 TEST(GraphDecoder, SeparateTokenEmbeddingGraphsGiveTheSameLogits) {
   auto model = random_model({.tied = true});
   for (ModelMode mode : {ModelMode::kKv, ModelMode::kHybrid}) {

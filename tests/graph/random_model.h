@@ -36,7 +36,7 @@ inline std::shared_ptr<const Model> random_model(const RandomModelSpec& s = {}) 
   c.rope_theta = 10000.0f;
   c.norm_eps = 1e-5f;
   c.tied_embeddings = s.tied;
-  c.qkv_bias = s.arch == Architecture::kQwen2;
+  testing::set_family_features(c);
   if (s.llama3_rope) {
     c.rope_theta = 500000.0f;
     c.rope_scaling.factor = 8.0f;

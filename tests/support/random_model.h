@@ -5,11 +5,39 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "model/model_config.h"
 #include "model/weights.h"
 
 namespace genai::testing {
+
+// The features of `c.arch` turned on with values that make each one matter: q/k/v biases and
+// q/k norms as the family has them, Granite 3.3's multipliers, and for SmolLM3 the last layer
+// without rotary embedding (so even two layers exercise both kinds).
+inline void set_family_features(ModelConfig& c) {
+  const ArchitectureInfo& info = architecture_info(c.arch);
+  c.qkv_bias = info.qkv_bias;
+  c.qk_norm = info.qk_norm;
+  c.embedding_multiplier = c.residual_multiplier = c.logits_scaling = 1.0f;
+  c.attention_multiplier = 0.0f;
+  c.rope_layers.clear();
+  if (c.arch == Architecture::kGranite) {
+    c.embedding_multiplier = 12.0f;
+    c.residual_multiplier = 0.22f;
+    c.attention_multiplier = 1.0f / static_cast<float>(c.head_dim);
+    c.logits_scaling = 8.0f;
+  }
+  if (c.arch == Architecture::kSmolLM3) {
+    c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
+    c.rope_layers.back() = 0;
+  }
+}
+
+// The architectures past llama and qwen2, for tests that run each family through a path.
+inline std::vector<Architecture> feature_families() {
+  return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3};
+}
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
   ModelConfig c;
@@ -25,7 +53,7 @@ inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool t
   c.rope_theta = 10000.0f;
   c.norm_eps = 1e-5f;
   c.tied_embeddings = tied;
-  c.qkv_bias = arch == Architecture::kQwen2;
+  set_family_features(c);
   c.bos_id = 1;
   c.eos_id = 2;
   c.name = "random-test-model";
@@ -58,6 +86,10 @@ inline Weights random_weights(const ModelConfig& c, uint32_t seed) {
       add(wn::layer(i, "self_attn.q_proj.bias"), {q_dim}, 0.3f);
       add(wn::layer(i, "self_attn.k_proj.bias"), {kv_dim}, 0.3f);
       add(wn::layer(i, "self_attn.v_proj.bias"), {kv_dim}, 0.3f);
+    }
+    if (c.qk_norm) {
+      add(wn::layer(i, "self_attn.q_norm.weight"), {c.head_dim}, 0.2f, 1.0f);
+      add(wn::layer(i, "self_attn.k_norm.weight"), {c.head_dim}, 0.2f, 1.0f);
     }
     add(wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}, in_scale);
     add(wn::layer(i, "mlp.up_proj.weight"), {c.ffn_dim, c.dim}, in_scale);
