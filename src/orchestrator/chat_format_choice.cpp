@@ -7,10 +7,12 @@ namespace genai::orchestrator {
 namespace {
 
 ChatFormat chat_format_from_name(const std::string& name) {
-  for (ChatFormat f : {ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2}) {
+  std::string valid;
+  for (ChatFormat f : all_chat_formats()) {
     if (chat_format_name(f) == name) return f;
+    valid += (valid.empty() ? "" : ", ") + std::string(chat_format_name(f));
   }
-  throw_failure("unknown chat format '{}' (none, chatml, llama3, llama2)", name);
+  throw_failure("unknown chat format '{}' ({})", name, valid);
 }
 
 }  // namespace

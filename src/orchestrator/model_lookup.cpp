@@ -53,15 +53,16 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(unsupported("gemma-2b", "gemma", "Gemma architecture (GeGLU, scaled embeddings, 1+w norms)"));
     v.push_back(unsupported("gemma2-2b", "gemma2", "Gemma 2 architecture (logit soft-capping, sliding-window layers)"));
     v.push_back(unsupported("gemma3-1b", "gemma3", "Gemma 3 architecture (q/k norms, sliding-window layers)"));
-    v.push_back(unsupported("granite_3_3-2b_instruct", "granite", "Granite architecture (embedding/residual/logit multipliers)"));
+    v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,
+                          "granite_3_3-2b"));
     v.push_back(unsupported("granite_speech_3_3-2b", "granite_speech", "speech model (audio encoder)"));
     v.push_back(unsupported("phi_4_mini", "phi_4_mini", "Phi-3 architecture (partial rotary, fused qkv and gate/up)"));
     v.push_back(supported("qwen2_5-0_5b", "qwen2_5", A::kQwen2, 896, 24, 14, 2, 151936, C::kChatML, bpe, "qwen2_5-0_5b"));
     v.push_back(supported("qwen2_5-1_5b", "qwen2_5", A::kQwen2, 1536, 28, 12, 2, 151936, C::kChatML, bpe, "qwen2_5-1_5b"));
-    v.push_back(unsupported("qwen3-0_6b", "qwen3", "Qwen3 architecture (q/k RMS norms)"));
-    v.push_back(unsupported("qwen3-1_7b", "qwen3", "Qwen3 architecture (q/k RMS norms)"));
+    v.push_back(supported("qwen3-0_6b", "qwen3", A::kQwen3, 1024, 28, 16, 8, 151936, C::kChatML, bpe, "qwen3-0_6b"));
+    v.push_back(supported("qwen3-1_7b", "qwen3", A::kQwen3, 2048, 28, 16, 8, 151936, C::kChatML, bpe, "qwen3-1_7b"));
     v.push_back(supported("smollm2_135m", "smollm2_135m", A::kLlama, 576, 30, 9, 3, 49152, C::kChatML, bpe, "smollm2"));
-    v.push_back(unsupported("smollm3-3b", "smollm3", "SmolLM3 architecture (layers without rotary embedding)"));
+    v.push_back(supported("smollm3-3b", "smollm3", A::kSmolLM3, 2048, 36, 16, 4, 128256, C::kChatML, bpe, "smollm3-3b"));
     v.push_back(unsupported("glm-1_5b", "glm", "GLM architecture (partial rotary, fused projections)"));
     v.push_back(unsupported("smolvlm_500m_instruct", "smolvlm", "vision-language model (vision encoder)"));
     v.push_back(unsupported("internvl3_1b", "internvl3", "vision-language model (vision encoder)"));
@@ -104,8 +105,8 @@ const DecoderModelSpec* identify_decoder_model(const ModelConfig& c) {
 
 void check_checkpoint_matches(const DecoderModelSpec& s, const ModelConfig& c, std::string_view checkpoint) {
   if (!s.unsupported.empty())
-    throw_input_error("--decoder_model {} is not built natively: {} (natively: llama and qwen2 architectures)", s.name,
-                      s.unsupported);
+    throw_input_error("--decoder_model {} is not built natively: {} (natively: the {} architectures)", s.name,
+                      s.unsupported, supported_architectures());
   std::vector<std::string> diffs;
   auto field = [&](std::string_view what, int64_t want, int64_t got) {
     if (want != got) diffs.push_back(fmt::format("{} {} vs {}", what, want, got));

@@ -45,7 +45,7 @@ const DecoderModelSpec* identify_decoder_model(const ModelConfig& config);
 void check_checkpoint_matches(const DecoderModelSpec& spec, const ModelConfig& config, std::string_view checkpoint);
 
 // The model a run is about: the --decoder_model entry (checked against the checkpoint) or, without
-// a name, the entry the checkpoint's shape identifies (may be null: any llama/qwen2 checkpoint
+// a name, the entry the checkpoint's shape identifies (may be null: any checkpoint of a built family
 // works without one).
 struct ResolvedModel {
   const DecoderModelSpec* spec = nullptr;

@@ -84,6 +84,22 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
   std::string n(model_name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const Scheme head{QDType::kU16, QDType::kI8, 0};
+  // Upstream's per-model recipes (static_llm_quant_recipe.py): a 4-bit block-wise base with the
+  // layers it finds sensitive at 16a8w (the output head is 16a8w in every 4-bit recipe here).
+  auto block_recipe = [&](const char* spelling, const char* label, std::vector<const char*> sensitive) {
+    Recipe r = recipe_from_spelling(spelling);
+    r.name = fmt::format("{} ({} default)", spelling, label);
+    for (size_t i = 0; i < sensitive.size(); ++i) r.overrides.insert(r.overrides.begin() + i, {sensitive[i], head});
+    return r;
+  };
+  if (n.find("qwen3") != std::string::npos && n.find("1_7b") != std::string::npos)
+    return block_recipe("16a4w_block:16", "qwen3-1_7b", {});
+  if (n.find("qwen3") != std::string::npos)
+    return block_recipe("16a4w_block:32", "qwen3-0_6b", {"layers\\.\\d+\\.mlp\\.down_proj\\.out"});
+  if (n.find("granite") != std::string::npos)
+    return block_recipe("16a4w_block:64", "granite_3_3-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
+  if (n.find("smollm3") != std::string::npos)
+    return block_recipe("16a4w_block:32", "smollm3-3b", {"layers\\.\\d+\\.attn\\.[qkv]_proj\\.out"});
   if (n.find("smollm") != std::string::npos) {
     Recipe r = recipe_from_spelling("16a8w");
     r.name = "16a8w (smollm2 default)";

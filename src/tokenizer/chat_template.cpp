@@ -68,7 +68,30 @@ std::string llama2(const std::vector<ChatTurn>& turns, std::string_view default_
   return out;
 }
 
+// Granite 3.x: <|start_of_role|>role<|end_of_role|>content<|end_of_text|>\n ... then the
+// assistant's role header.
+std::string granite(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out;
+  auto turn = [&out](std::string_view role, std::string_view content) {
+    out += "<|start_of_role|>";
+    out += role;
+    out += "<|end_of_role|>";
+    out += content;
+    out += "<|end_of_text|>\n";
+  };
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role, t.content);
+  out += "<|start_of_role|>assistant<|end_of_role|>";
+  return out;
+}
+
 }  // namespace
+
+const std::vector<ChatFormat>& all_chat_formats() {
+  static const std::vector<ChatFormat> k{ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
+                                         ChatFormat::kGranite};
+  return k;
+}
 
 std::string_view chat_format_name(ChatFormat f) {
   switch (f) {
@@ -76,6 +99,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kChatML: return "chatml";
     case ChatFormat::kLlama3: return "llama3";
     case ChatFormat::kLlama2: return "llama2";
+    case ChatFormat::kGranite: return "granite";
   }
   return "none";
 }
@@ -89,6 +113,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kChatML: return chatml(turns, default_system);
     case ChatFormat::kLlama3: return llama3(turns, default_system);
     case ChatFormat::kLlama2: return llama2(turns, default_system);
+    case ChatFormat::kGranite: return granite(turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -104,6 +129,7 @@ ChatFormat detect_chat_format(std::string_view jinja) {
   if (jinja.find("<|im_start|>") != std::string_view::npos) return ChatFormat::kChatML;
   if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;
+  if (jinja.find("<|start_of_role|>") != std::string_view::npos) return ChatFormat::kGranite;
   return ChatFormat::kNone;
 }
 

@@ -7,8 +7,10 @@
 
 namespace genai {
 
-enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2 };
-std::string_view chat_format_name(ChatFormat f);  // "none", "chatml", "llama3", "llama2"
+enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite };
+std::string_view chat_format_name(ChatFormat f);  // "none", "chatml", "llama3", "llama2", "granite"
+// Every format, in enum order (for name lookups and messages).
+const std::vector<ChatFormat>& all_chat_formats();
 
 struct ChatTurn {
   std::string role;  // "system", "user", "assistant"

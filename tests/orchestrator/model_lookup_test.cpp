@@ -50,9 +50,38 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   EXPECT_EQ(stories->chat_format, ChatFormat::kNone);
   EXPECT_EQ(stories->tokenizer_kinds.front(), "llama2c");
   EXPECT_EQ(quant::default_recipe(stories->recipe_name, stories->n_layers, stories->dim).kv, quant::QDType::kU8);
+  // The families past llama/qwen2, with upstream's recipes (static_llm_quant_recipe.py).
+  struct Family {
+    const char* name;
+    Architecture arch;
+    ChatFormat chat;
+    const char* base;
+    const char* sensitive;  // a tensor upstream keeps at 16a8w, or ""
+  };
+  for (const Family& f : {Family{"qwen3-0_6b", Architecture::kQwen3, ChatFormat::kChatML, "16a4w_block:32",
+                                 "layers.3.mlp.down_proj.out"},
+                          Family{"qwen3-1_7b", Architecture::kQwen3, ChatFormat::kChatML, "16a4w_block:16", ""},
+                          Family{"granite_3_3-2b_instruct", Architecture::kGranite, ChatFormat::kGranite,
+                                 "16a4w_block:64", "layers.12.attn.v_proj.out"},
+                          Family{"smollm3-3b", Architecture::kSmolLM3, ChatFormat::kChatML, "16a4w_block:32",
+                                 "layers.0.attn.k_proj.out"}}) {
+    SCOPED_TRACE(f.name);
+    const auto* s = find_decoder_model(f.name);
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->unsupported.empty());
+    EXPECT_EQ(s->arch, f.arch);
+    EXPECT_EQ(s->chat_format, f.chat);
+    const quant::Recipe r = quant::default_recipe(s->recipe_name, s->n_layers, s->dim);
+    EXPECT_EQ(r.base, quant::parse_scheme(f.base));
+    EXPECT_EQ(r.scheme_for("lm_head.out"), quant::parse_scheme("16a8w"));
+    EXPECT_EQ(r.scheme_for("layers.3.mlp.gate_proj.out"), quant::parse_scheme(f.base));
+    if (*f.sensitive) {
+      EXPECT_EQ(r.scheme_for(f.sensitive), quant::parse_scheme("16a8w"));
+    }
+  }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 7u);
+  EXPECT_EQ(native, 11u);
 }
 
 TEST(ModelLookup, CheckpointIdentifiesItselfWithoutAName) {
