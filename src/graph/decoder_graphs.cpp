@@ -35,16 +35,19 @@ ModelMode model_mode_from_name(std::string_view name, std::string_view option) {
 }
 
 std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len) {
-  const std::vector<float> inv_freq = rope_inv_freq(config);
-  const int64_t hd = config.head_dim, half = hd / 2;
+  // A static graph picks longrope's factors once, for the context it is built for (as llama.cpp
+  // does by its context size; HF switches per sequence length).
+  const std::vector<float> inv_freq = rope_inv_freq(config, max_context_len);
+  const int64_t hd = config.rotary_dims(), half = hd / 2;
+  const float factor = config.long_rope.enabled() ? config.long_rope.attention_factor : 1.0f;
   Tensor cos = Tensor::zeros(DType::kF32, {max_context_len, hd});
   Tensor sin = Tensor::zeros(DType::kF32, {max_context_len, hd});
   for (int64_t p = 0; p < max_context_len; ++p)
     for (int64_t i = 0; i < half; ++i) {
       // As HF: the angle is a float32 product, cos/sin of it rounded to float32.
       const float angle = static_cast<float>(p) * inv_freq[i];
-      const float c = static_cast<float>(std::cos(static_cast<double>(angle)));
-      const float s = static_cast<float>(std::sin(static_cast<double>(angle)));
+      const float c = static_cast<float>(std::cos(static_cast<double>(angle))) * factor;
+      const float s = static_cast<float>(std::sin(static_cast<double>(angle))) * factor;
       cos.mutable_data<float>()[p * hd + i] = cos.mutable_data<float>()[p * hd + i + half] = c;
       sin.mutable_data<float>()[p * hd + i] = sin.mutable_data<float>()[p * hd + i + half] = s;
     }
@@ -124,10 +127,22 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
                           fmt::format("{}attn.{}.norm", p, which), norm_attrs);
       return g->add_op(OpKind::kTranspose, {split}, fmt::format("{}attn.{}.heads", p, which), {{"perm", ints({0, 2, 1, 3})}});
     };
+    // Rope on the leading rotary dims of each head; the rest passes through (partial rotary).
+    const int64_t rd = c.rotary_dims();
+    auto rope = [&](ValueId x, const char* which) {
+      const std::string n = fmt::format("{}attn.{}", p, which);
+      if (rd == hd) return g->add_op(OpKind::kRope, {x, cos, sin}, n + ".rope");
+      const ValueId rot = g->add_op(OpKind::kSlice, {x}, n + ".rot",
+                                    {{"axis", int64_t{3}}, {"start", int64_t{0}}, {"end", rd}});
+      const ValueId pass = g->add_op(OpKind::kSlice, {x}, n + ".pass",
+                                     {{"axis", int64_t{3}}, {"start", rd}, {"end", hd}});
+      const ValueId rotated = g->add_op(OpKind::kRope, {rot, cos, sin}, n + ".rope");
+      return g->add_op(OpKind::kConcat, {rotated, pass}, n + ".rope_all", {{"axis", int64_t{3}}});
+    };
     ValueId q_rope = heads(q, "q", H, c.qk_norm), k_rope = heads(k, "k", KV, c.qk_norm);
     if (c.layer_uses_rope(l)) {
-      q_rope = g->add_op(OpKind::kRope, {q_rope, cos, sin}, p + "attn.q.rope");
-      k_rope = g->add_op(OpKind::kRope, {k_rope, cos, sin}, p + "attn.k.rope");
+      q_rope = rope(q_rope, "q");
+      k_rope = rope(k_rope, "k");
     }
     // New K is emitted transposed [1, KV, hd, ar], as the cache stores it (q·kᵀ needs no transpose).
     k_out[l] = g->add_op(OpKind::kTranspose, {k_rope}, p + "attn.k.new", {{"perm", ints({0, 1, 3, 2})}});

@@ -60,8 +60,9 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& config, std::share
 std::shared_ptr<Graph> build_tok_embedding_graph(std::shared_ptr<const Weights> weights, std::string name,
                                                  int64_t ar_len);
 
-// RoPE tables [CL, head_dim] (cos, then sin) for positions 0..CL-1, HF rotate-half layout
-// (the head_dim/2 frequencies repeated twice), with llama3 scaling when the config has it.
+// RoPE tables [CL, rotary dims] (cos, then sin) for positions 0..CL-1, HF rotate-half layout
+// (the frequencies repeated twice), with llama3 scaling or longrope (factors chosen for CL,
+// attention factor applied) when the config has it.
 std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len);
 
 }  // namespace genai::graph

@@ -39,21 +39,37 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
       c.rope_scaling = *fit;
     }
   }
+  // Phi-3's longrope: llama.cpp keeps the factors as tensors.
+  const GgufTensorInfo* short_f = file.find_tensor("rope_factors_short.weight");
+  const GgufTensorInfo* long_f = file.find_tensor("rope_factors_long.weight");
+  if (short_f || long_f) {
+    if (!short_f || !long_f)
+      throw_input_error("{}: tensors rope_factors_short.weight and rope_factors_long.weight come as a pair", src);
+    auto values = [&](const GgufTensorInfo* info) {
+      Tensor t = file.tensor_f32(*info);
+      return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+    };
+    c.long_rope.short_factor = values(short_f);
+    c.long_rope.long_factor = values(long_f);
+  }
   c.validate(src);
 
   // llama-arch files store q/k rows in the interleaved rotary order (llama.cpp's converter
   // permutes them); qwen2-arch files keep Hugging Face's order.
   const bool unpermute = architecture_info(c.arch).gguf_interleaved_qk;
   m.weights.set_source(src);
-  for (const WeightSpec& spec : expected_weights(c)) {
-    const std::string stored = gguf_name_of(spec.name).value();
-    const GgufTensorInfo* info = file.find_tensor(stored);
-    if (!info) throw_input_error("{}: missing tensor {} ({})", src, stored, spec.name);
-    check_weight_shape(src, stored, spec, info->shape());
-    Tensor t = file.tensor_f32(*info);
-    const std::string kind = rotary_projection_kind(spec.name);
-    if (unpermute && !kind.empty()) t = interleaved_to_half_rows(t, kind == "q" ? c.n_heads : c.n_kv_heads);
-    m.weights.add(spec.name, std::move(t));
+  for (const StoredTensor& stored : stored_tensors(c, StoredNaming::kGguf)) {
+    const GgufTensorInfo* info = file.find_tensor(stored.name);
+    const std::string canonical = stored.parts.size() == 1 ? stored.parts[0].name : stored.name;
+    if (!info) throw_input_error("{}: missing tensor {} ({})", src, stored.name, canonical);
+    check_weight_shape(src, stored.name, {canonical, stored.shape}, info->shape());
+    std::vector<Tensor> parts = split_stored(stored, file.tensor_f32(*info));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string& name = stored.parts[i].name;
+      const std::string kind = rotary_projection_kind(name);
+      if (unpermute && !kind.empty()) parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads);
+      m.weights.add(name, std::move(parts[i]));
+    }
   }
 
   if (with_tokenizer) {

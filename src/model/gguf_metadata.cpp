@@ -54,11 +54,14 @@ ModelConfig gguf_read_config(const GgufFile& f) {
   c.n_heads = positive(key(arch, "attention.head_count"));
   c.n_kv_heads = f.get_int(key(arch, "attention.head_count_kv")).value_or(c.n_heads);
   c.max_positions = f.get_int(key(arch, "context_length")).value_or(2048);
-  c.head_dim = f.get_int(key(arch, "attention.key_length"))
-                   .value_or(f.get_int(key(arch, "rope.dimension_count")).value_or(c.dim / c.n_heads));
-  if (auto rot = f.get_int(key(arch, "rope.dimension_count")); rot && *rot != c.head_dim)
-    throw_input_error("{}: {} = {} differs from the head dimension {} (partial rotary is not supported)", f.source(),
-                      key(arch, "rope.dimension_count"), *rot, c.head_dim);
+  c.head_dim = f.get_int(key(arch, "attention.key_length")).value_or(c.dim / c.n_heads);
+  // Fewer rotary dims than the head has: partial rotary (phi-4-mini).
+  if (auto rot = f.get_int(key(arch, "rope.dimension_count")); rot && *rot != c.head_dim) {
+    if (*rot <= 0 || *rot > c.head_dim || *rot % 2 != 0)
+      throw_input_error("{}: {} = {} must be even and at most the head dimension {}", f.source(),
+                        key(arch, "rope.dimension_count"), *rot, c.head_dim);
+    c.rotary_dim = *rot;
+  }
   c.rope_theta = static_cast<float>(f.get_number(key(arch, "rope.freq_base")).value_or(10000.0));
   c.norm_eps = static_cast<float>(f.get_number(key(arch, "attention.layer_norm_rms_epsilon")).value_or(1e-5));
   if (auto type = f.get_string(key(arch, "rope.scaling.type")); type && *type != "none" && *type != "llama3")
@@ -85,6 +88,15 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     c.attention_multiplier = number("attention.scale");
     c.logits_scaling = number("logit_scale");
   }
+  if (c.arch == Architecture::kPhi3) {
+    if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions)
+      throw_input_error("{}: {} = {} is not supported (sliding-window attention)", f.source(),
+                        key(arch, "attention.sliding_window"), *w);
+    // longrope's factors come as tensors (the loader reads them); these keys go with them.
+    c.long_rope.original_max_positions =
+        f.get_int(key(arch, "rope.scaling.original_context_length")).value_or(c.max_positions);
+    c.long_rope.attention_factor = static_cast<float>(f.get_number(key(arch, "rope.scaling.attn_factor")).value_or(1.0));
+  }
   if (c.arch == Architecture::kSmolLM3) {
     // llama.cpp fixes SmolLM3's pattern: every fourth layer has no rotary embedding.
     c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
@@ -110,7 +122,13 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
   w.set(key(arch, "rope.freq_base"), GgufValue::f32(c.rope_theta));
   w.set(key(arch, "attention.layer_norm_rms_epsilon"), GgufValue::f32(c.norm_eps));
   w.set(key(arch, "vocab_size"), u32(c.vocab_size));
-  w.set(key(arch, "rope.dimension_count"), u32(c.head_dim));
+  w.set(key(arch, "rope.dimension_count"), u32(c.rotary_dims()));
+  if (c.long_rope.enabled()) {
+    if (c.arch != Architecture::kPhi3) throw_input_error("GGUF: longrope is written for the phi3 architecture only");
+    w.set(key(arch, "rope.scaling.original_context_length"), u32(c.long_rope.original_max_positions));
+    w.set(key(arch, "rope.scaling.attn_factor"), GgufValue::f32(c.long_rope.attention_factor));
+  }
+  if (c.arch == Architecture::kPhi3) w.set(key(arch, "attention.sliding_window"), u32(0));
   if (c.arch == Architecture::kGranite) {
     w.set(key(arch, "embedding_scale"), GgufValue::f32(c.embedding_multiplier));
     w.set(key(arch, "residual_scale"), GgufValue::f32(c.residual_multiplier));

@@ -1,6 +1,7 @@
 #include "model/hf_config.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,34 @@ void refuse_sliding_window(const ConfigReader& r) {
   }
 }
 
+std::vector<float> factor_list(const ConfigReader& s, const char* key) {
+  const json* v = s.find(key);
+  if (!v || !v->is_array()) throw_input_error("{}: longrope needs a list {}", s.source(), key);
+  std::vector<float> out;
+  for (const json& e : *v) {
+    if (!e.is_number()) throw_input_error("{}: {} holds {} (numbers only)", s.source(), key, e.dump());
+    out.push_back(static_cast<float>(e.get<double>()));
+  }
+  return out;
+}
+
+// Phi-3's longrope, with transformers' defaults: the original context from the top level
+// (phi3's field wins) or the scaling object; factor max / original; attention factor
+// sqrt(1 + ln(factor) / ln(original)) when the factor exceeds 1.
+void read_long_rope(const ConfigReader& r, const ConfigReader& s, ModelConfig& c) {
+  LongRope& lr = c.long_rope;
+  lr.short_factor = factor_list(s, "short_factor");
+  lr.long_factor = factor_list(s, "long_factor");
+  lr.original_max_positions =
+      r.get_int("original_max_position_embeddings", s.get_int("original_max_position_embeddings", c.max_positions));
+  if (lr.original_max_positions <= 0)
+    throw_input_error("{}: original_max_position_embeddings must be positive", r.source());
+  const double factor = s.get_number("factor", static_cast<double>(c.max_positions) / lr.original_max_positions);
+  const double fallback =
+      factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(lr.original_max_positions)));
+  lr.attention_factor = static_cast<float>(s.get_number("attention_factor", fallback));
+}
+
 void read_family_fields(const ConfigReader& r, ModelConfig& c) {
   switch (c.arch) {
     case Architecture::kLlama:
@@ -96,6 +125,12 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
       return;
     case Architecture::kQwen3:
       refuse_sliding_window(r);
+      return;
+    case Architecture::kPhi3:
+      // Phi-3-mini-4k attends over a sliding window of 2047 on every layer: not built yet.
+      if (const json* w = r.find("sliding_window"); w && (!w->is_number_integer() || w->get<int64_t>() < c.max_positions))
+        throw_input_error("{}: sliding_window {} is not supported (sliding-window attention; supported: null)",
+                          r.source(), w->dump());
       return;
     case Architecture::kGranite:
       c.embedding_multiplier = static_cast<float>(r.get_number("embedding_multiplier", 1.0));
@@ -158,7 +193,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   double theta = 10000.0;
   if (rope_parameters) theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
-  c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", 1e-6));
+  c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3 ? 1e-5 : 1e-6));
   c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
@@ -187,10 +222,20 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
       if (!(c.rope_scaling.factor > 0.0f) || !(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor) ||
           !(c.rope_scaling.low_freq_factor > 0.0f) || c.rope_scaling.original_max_positions <= 0)
         throw_input_error("{}: rope_scaling: invalid llama3 parameters {}", source, rs->dump());
+    } else if (t == "longrope" || t == "su") {
+      read_long_rope(r, s, c);
     } else if (t != "default" && !t.empty()) {
-      throw_input_error("{}: rope_scaling.rope_type '{}' is not supported (supported: default, llama3)", source, t);
+      throw_input_error("{}: rope_scaling.rope_type '{}' is not supported (supported: default, llama3, longrope)",
+                        source, t);
     }
   }
+  // Partial rotary (phi-4-mini): top level (transformers 4) or in rope_parameters (5).
+  double partial = 1.0;
+  if (rope_parameters) partial = ConfigReader(*rope_parameters, source).get_number("partial_rotary_factor", partial);
+  partial = r.get_number("partial_rotary_factor", partial);
+  if (!(partial > 0.0 && partial <= 1.0))
+    throw_input_error("{}: partial_rotary_factor {} must be in (0, 1]", source, partial);
+  if (partial != 1.0) c.rotary_dim = static_cast<int64_t>(static_cast<double>(c.head_dim) * partial);
   if (const json* n = r.find("_name_or_path"); n && n->is_string()) c.name = n->get<std::string>();
   c.validate(source);
   return c;
@@ -234,7 +279,21 @@ std::string hf_config_json(const ModelConfig& c) {
     j["no_rope_layers"] = layers;
     j["use_sliding_window"] = false;
   }
-  if (c.rope_scaling.enabled()) {
+  if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
+    j["partial_rotary_factor"] = static_cast<double>(c.rotary_dim) / static_cast<double>(c.head_dim);
+  if (c.arch == Architecture::kPhi3) j["sliding_window"] = nullptr;
+  if (c.long_rope.enabled()) {
+    auto doubles = [](const std::vector<float>& v) {
+      std::vector<double> out;
+      for (float f : v) out.push_back(tidy(f));
+      return out;
+    };
+    j["original_max_position_embeddings"] = c.long_rope.original_max_positions;
+    j["rope_scaling"] = {{"rope_type", "longrope"},
+                         {"short_factor", doubles(c.long_rope.short_factor)},
+                         {"long_factor", doubles(c.long_rope.long_factor)},
+                         {"attention_factor", tidy(c.long_rope.attention_factor)}};
+  } else if (c.rope_scaling.enabled()) {
     j["rope_scaling"] = {{"rope_type", "llama3"},
                          {"factor", tidy(c.rope_scaling.factor)},
                          {"low_freq_factor", tidy(c.rope_scaling.low_freq_factor)},

@@ -46,11 +46,12 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
   if (!ckpt.find(wn::lm_head()).file) c.tied_embeddings = true;
 
   m.weights.set_source(dir.string());
-  for (const WeightSpec& spec : expected_weights(c)) {
-    auto loc = ckpt.find(spec.name);
-    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), spec.name);
-    check_weight_shape(loc.file->source(), spec.name, spec, loc.entry->shape);
-    m.weights.add(spec.name, loc.file->tensor_f32(*loc.entry));
+  for (const StoredTensor& t : stored_tensors(c, StoredNaming::kHuggingFace)) {
+    auto loc = ckpt.find(t.name);
+    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), t.name);
+    check_weight_shape(loc.file->source(), t.name, {t.name, t.shape}, loc.entry->shape);
+    std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
+    for (size_t i = 0; i < parts.size(); ++i) m.weights.add(t.parts[i].name, std::move(parts[i]));
   }
 
   if (with_tokenizer) {

@@ -11,11 +11,12 @@ using A = Architecture;
 
 // Where to add a family: one row here, its features in ModelConfig, and the readers' fields.
 constexpr ArchitectureInfo kArchitectures[] = {
-    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false},
-    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false},
-    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true},
-    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false},
-    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false},
+    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false, false},
+    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false, false},
+    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true, false},
+    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false, false},
+    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false, false},
+    {A::kPhi3, "phi3", "Phi3ForCausalLM", false, false, false, true},
 };
 
 }  // namespace
@@ -62,6 +63,20 @@ void ModelConfig::validate(std::string_view source) const {
   if (head_dim % 2 != 0) throw_input_error("{}: head_dim ({}) must be even for rotary embeddings", source, head_dim);
   if (!(norm_eps > 0.0f)) throw_input_error("{}: norm eps must be positive", source);
   if (!(rope_theta > 0.0f)) throw_input_error("{}: rope_theta must be positive", source);
+  if (rotary_dim < 0 || rotary_dim > head_dim || rotary_dim % 2 != 0)
+    throw_input_error("{}: rotary dims {} must be even and within the head dimension {}", source, rotary_dim, head_dim);
+  if (long_rope.enabled()) {
+    const size_t half = static_cast<size_t>(rotary_dims() / 2);
+    if (long_rope.short_factor.size() != half || long_rope.long_factor.size() != half)
+      throw_input_error("{}: longrope short_factor / long_factor have {} / {} entries, expected {} (rotary dims / 2)",
+                        source, long_rope.short_factor.size(), long_rope.long_factor.size(), half);
+    for (const auto* list : {&long_rope.short_factor, &long_rope.long_factor})
+      for (float f : *list)
+        if (!(std::isfinite(f) && f > 0.0f)) throw_input_error("{}: longrope factor {} must be positive", source, f);
+    if (long_rope.original_max_positions <= 0 || !(long_rope.attention_factor > 0.0f))
+      throw_input_error("{}: longrope original_max_position_embeddings and attention_factor must be positive", source);
+    if (rope_scaling.enabled()) throw_input_error("{}: llama3 and longrope scaling at once", source);
+  }
   if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != n_layers)
     throw_input_error("{}: no_rope_layers lists {} layers for a model of {}", source, rope_layers.size(), n_layers);
   for (float m : {embedding_multiplier, residual_multiplier, logits_scaling})

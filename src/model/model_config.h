@@ -11,7 +11,7 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3 };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3 };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
@@ -21,12 +21,13 @@ struct ArchitectureInfo {
   bool gguf_interleaved_qk;     // llama.cpp's converter permutes q/k rows (llama-style rope)
   bool qkv_bias;                // q/k/v projections carry a bias
   bool qk_norm;                 // per-head RMS norms on q and k before rope
+  bool fused_projections;       // checkpoints hold qkv_proj and gate_up_proj (phi3)
 };
 const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
 // The architecture called `name`, or nullptr.
 const ArchitectureInfo* find_architecture(std::string_view name);
-// "llama, qwen2, qwen3, granite, smollm3" for messages.
+// "llama, qwen2, qwen3, granite, smollm3, phi3" for messages.
 std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.
@@ -36,6 +37,15 @@ struct RopeScaling {
   float high_freq_factor = 4.0f;
   int64_t original_max_positions = 8192;
   bool enabled() const { return factor > 0.0f; }
+};
+
+// Phi-3's "longrope": the rotary frequencies divided by per-frequency factors (short ones up to
+// original_max_positions tokens, long ones past it), cos and sin scaled by attention_factor.
+struct LongRope {
+  std::vector<float> short_factor, long_factor;  // [rotary_dim / 2] each; empty: no longrope
+  int64_t original_max_positions = 4096;
+  float attention_factor = 1.0f;
+  bool enabled() const { return !short_factor.empty(); }
 };
 
 struct ModelConfig {
@@ -49,6 +59,8 @@ struct ModelConfig {
   int64_t vocab_size = 0;
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
+  LongRope long_rope;
+  int64_t rotary_dim = 0;  // leading dims of each head that rotate (phi-4-mini: 3/4); 0 = head_dim
   float norm_eps = 1e-5f;
   bool tied_embeddings = false;  // output head reuses the token embedding
   bool qkv_bias = false;         // qwen2: q/k/v projections carry a bias
@@ -72,6 +84,7 @@ struct ModelConfig {
     return rope_layers.empty() || rope_layers[static_cast<size_t>(layer)] != 0;
   }
   float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
+  int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
   bool has_scalings() const {
     return embedding_multiplier != 1.0f || residual_multiplier != 1.0f || attention_multiplier != 0.0f ||
            logits_scaling != 1.0f;

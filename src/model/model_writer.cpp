@@ -74,15 +74,24 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
   if (config.rope_scaling.enabled())
     w.add_tensor_f32("rope_freqs.weight", GgmlType::kF32, {config.head_dim / 2},
                      llama3_rope_freq_factors(config.rope_scaling, config.rope_theta, config.head_dim));
+  if (config.long_rope.enabled()) {
+    const int64_t half = config.rotary_dims() / 2;
+    w.add_tensor_f32("rope_factors_long.weight", GgmlType::kF32, {half}, config.long_rope.long_factor);
+    w.add_tensor_f32("rope_factors_short.weight", GgmlType::kF32, {half}, config.long_rope.short_factor);
+  }
   const bool permute = architecture_info(config.arch).gguf_interleaved_qk;
-  for (const WeightSpec& spec : expected_weights(config)) {
-    GgmlType type = spec.shape.size() == 1 ? GgmlType::kF32 : weight_type;
-    if (spec.shape.back() % ggml_type_info(type).block_size != 0) type = GgmlType::kF16;
-    const std::string kind = rotary_projection_kind(spec.name);
-    const int64_t heads = kind == "q" ? config.n_heads : config.n_kv_heads;
-    w.add_tensor(*gguf_name_of(spec.name), type, spec.shape, [&weights, spec, type, permute, kind, heads] {
-      Tensor t = checked_get(weights, spec);
-      if (permute && !kind.empty()) t = half_to_interleaved_rows(t, heads);
+  for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kGguf)) {
+    GgmlType type = stored.shape.size() == 1 ? GgmlType::kF32 : weight_type;
+    if (stored.shape.back() % ggml_type_info(type).block_size != 0) type = GgmlType::kF16;
+    w.add_tensor(stored.name, type, stored.shape, [&weights, &config, stored, type, permute] {
+      std::vector<Tensor> parts;
+      for (const WeightSpec& spec : stored.parts) {
+        Tensor t = checked_get(weights, spec);
+        const std::string kind = rotary_projection_kind(spec.name);
+        if (permute && !kind.empty()) t = half_to_interleaved_rows(t, kind == "q" ? config.n_heads : config.n_kv_heads);
+        parts.push_back(std::move(t));
+      }
+      const Tensor t = stack_stored(stored, parts);
       return ggml_encode(type, t.data<float>(), t.numel());
     });
   }
@@ -94,9 +103,12 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
   config.validate(dir.string());
   std::filesystem::create_directories(dir);
   std::vector<SafetensorsTensorToWrite> tensors;
-  for (const WeightSpec& spec : expected_weights(config))
-    tensors.push_back({spec.name, dtype, spec.shape,
-                       [&weights, spec, dtype] { return tensor_bytes_as(checked_get(weights, spec), dtype); }});
+  for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kHuggingFace))
+    tensors.push_back({stored.name, dtype, stored.shape, [&weights, stored, dtype] {
+                         std::vector<Tensor> parts;
+                         for (const WeightSpec& spec : stored.parts) parts.push_back(checked_get(weights, spec));
+                         return tensor_bytes_as(stack_stored(stored, parts), dtype);
+                       }});
   write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);
   write_file_atomic(dir / "config.json", hf_config_json(config));
   if (vocab) {

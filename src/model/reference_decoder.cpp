@@ -74,13 +74,18 @@ Tensor checked(const Weights& weights, const std::string& name, const Shape& sha
 
 }  // namespace
 
-std::vector<float> rope_inv_freq(const ModelConfig& c) {
-  const int64_t half = c.head_dim / 2;
+std::vector<float> rope_inv_freq(const ModelConfig& c, int64_t context) {
+  const int64_t rd = c.rotary_dims(), half = rd / 2;
+  const LongRope& lr = c.long_rope;
+  const std::vector<float>* ext =
+      !lr.enabled() ? nullptr : context > lr.original_max_positions ? &lr.long_factor : &lr.short_factor;
   std::vector<float> inv(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
-    // HF: 1 / base ** (arange(0, d, 2).float() / d), all in float32.
-    const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.head_dim);
-    inv[i] = 1.0f / std::pow(c.rope_theta, exponent);
+    // HF: 1 / base ** (arange(0, d, 2).float() / d) over the rotary dims d, all in float32;
+    // longrope: 1 / (factor * base ** ...).
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(rd);
+    const float power = std::pow(c.rope_theta, exponent);
+    inv[i] = 1.0f / (ext ? (*ext)[static_cast<size_t>(i)] * power : power);
   }
   if (!c.rope_scaling.enabled()) return inv;
   const RopeScaling& s = c.rope_scaling;
@@ -138,6 +143,7 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
     l.w_down = get("mlp.down_proj.weight", {c.dim, c.ffn_dim});
   }
   inv_freq_ = rope_inv_freq(c);
+  if (c.long_rope.enabled()) long_inv_freq_ = rope_inv_freq(c, c.long_rope.original_max_positions + 1);
 }
 
 void ReferenceDecoder::reset() {
@@ -148,13 +154,22 @@ void ReferenceDecoder::reset() {
   }
 }
 
-// HF rotate-half RoPE on `n_heads` consecutive head vectors at position `pos`: the pair
-// (x[i], x[i + d/2]) rotates by angle pos * inv_freq[i].
-void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos) const {
-  const int64_t d = config_.head_dim, half = d / 2;
+// HF rotate-half RoPE on `n_heads` consecutive head vectors at position `pos`: over the rotary
+// dims r (all of the head unless partial), the pair (x[i], x[i + r/2]) rotates by angle
+// pos * inv_freq[i]; longrope scales cos and sin by its attention factor, and switches to the long
+// factors once the sequence passes the original context, as HF does for the tokens it then adds.
+void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len) const {
+  const int64_t d = config_.head_dim, half = config_.rotary_dims() / 2;
+  const LongRope& lr = config_.long_rope;
+  const std::vector<float>& inv = lr.enabled() && seq_len > lr.original_max_positions ? long_inv_freq_ : inv_freq_;
+  const float factor = lr.enabled() ? lr.attention_factor : 1.0f;
   for (int64_t i = 0; i < half; ++i) {
-    const double angle = static_cast<double>(pos) * static_cast<double>(inv_freq_[i]);
-    const float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
+    const double angle = static_cast<double>(pos) * static_cast<double>(inv[i]);
+    float cs = static_cast<float>(std::cos(angle)), sn = static_cast<float>(std::sin(angle));
+    if (factor != 1.0f) {
+      cs *= factor;
+      sn *= factor;
+    }
     for (int64_t h = 0; h < n_heads; ++h) {
       float* x = vec + h * d;
       const float a = x[i], b = x[i + half];
@@ -239,8 +254,8 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     }
     if (c.layer_uses_rope(layer_index++)) {
       for (int64_t t = 0; t < n; ++t) {
-        apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t);
-        apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t);
+        apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t, position_ + n);
+        apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t, position_ + n);
       }
     }
     l.k_cache.insert(l.k_cache.end(), k.begin(), k.end());

@@ -36,7 +36,7 @@ class ReferenceDecoder {
   int64_t position() const { return position_; }
   int64_t max_context() const { return config_.max_positions; }
   const ModelConfig& config() const { return config_; }
-  // Rotary inverse frequencies [head_dim / 2] after llama3 scaling, as HF computes them.
+  // Rotary inverse frequencies [rotary dims / 2] after scaling, as HF computes them.
   const std::vector<float>& inv_freq() const { return inv_freq_; }
 
  private:
@@ -51,18 +51,19 @@ class ReferenceDecoder {
   // Hidden states after the final norm for `tokens`, row-major [n, dim].
   std::vector<float> run_layers(std::span<const int32_t> tokens);
   void attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
-  void apply_rope(float* vec, int64_t n_heads, int64_t pos) const;
+  void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len) const;
   void scale_logits(std::vector<float>& logits) const;
 
   ModelConfig config_;
   Tensor embed_, final_norm_, head_;
   std::vector<Layer> layers_;
-  std::vector<float> inv_freq_;
+  std::vector<float> inv_freq_, long_inv_freq_;  // long: longrope past the original context
   int64_t position_ = 0;
 };
 
-// Rotary inverse frequencies theta^(-2i/d), i < d/2, with Llama 3 scaling when enabled — the
-// same numbers as transformers' _compute_default_rope_parameters / _compute_llama3_parameters.
-std::vector<float> rope_inv_freq(const ModelConfig& config);
+// Rotary inverse frequencies theta^(-2i/d), i < d/2 over the rotary dims d, with Llama 3 scaling
+// or longrope's factors (the long ones when `context` passes the original context) — the same
+// numbers as transformers' _compute_default/_llama3/_longrope_parameters.
+std::vector<float> rope_inv_freq(const ModelConfig& config, int64_t context = 0);
 
 }  // namespace genai

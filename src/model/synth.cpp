@@ -1,6 +1,7 @@
 #include "model/synth.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,22 @@ constexpr const char* kChatMlTemplate =
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
 }  // namespace
+
+void set_phi4_mini_rope(ModelConfig& c) {
+  // Phi-4-mini's rotary layout: 3/4 of each head rotates, longrope over an original context of
+  // half the model's (so a graph past it takes the long factors).
+  c.rotary_dim = c.head_dim * 3 / 4 / 2 * 2;
+  const int64_t half = c.rotary_dims() / 2;
+  c.long_rope.short_factor.clear();
+  c.long_rope.long_factor.clear();
+  for (int64_t i = 0; i < half; ++i) {
+    c.long_rope.short_factor.push_back(1.0f + 0.05f * static_cast<float>(i));
+    c.long_rope.long_factor.push_back(2.0f + 0.25f * static_cast<float>(i));
+  }
+  c.long_rope.original_max_positions = std::max<int64_t>(c.max_positions / 2, 1);
+  c.long_rope.attention_factor =
+      static_cast<float>(std::sqrt(1.0 + std::log(2.0) / std::log(static_cast<double>(c.long_rope.original_max_positions))));
+}
 
 std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "smollm2-135m", "llama3.2-1b"}; }
 
@@ -75,7 +92,8 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
     for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
   }
-  c.norm_eps = c.arch == Architecture::kLlama ? 1e-5f : 1e-6f;
+  if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
+  c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;
   c.eos_id = 2;
   c.name = fmt::format("synth-{}{}", shape, c.arch == Architecture::kLlama ? "" : "-" + std::string(info->name));

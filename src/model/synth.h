@@ -17,13 +17,17 @@ namespace genai {
 std::vector<std::string> synth_shape_names();
 // The shape's config for architecture `arch` (model_config.h's names), with the family's features
 // on: qwen2's biases, qwen3's q/k norms, Granite 3.3's multipliers, SmolLM3's NoPE layers (at
-// least 4 layers, so one of them has none). Unknown names are
+// least 4 layers, so one of them has none), Phi-4-mini's partial rotary and longrope. Unknown names are
 // InputErrors listing the valid ones.
 ModelConfig synth_config(const std::string& shape, const std::string& arch = "llama");
 
 // Deterministic weights for `config`: each tensor drawn from its own stream (seed + name), so a
 // tensor does not depend on which others are generated. Matrices ~ N(0, 0.02²), norms 1 + N(0,
 // 0.02²), biases N(0, 0.02²) (a sum of four uniforms, scaled: no libm, same on every platform).
+// Phi-4-mini's rotary layout scaled to `c`: 3/4 of each head rotates, longrope factors over an
+// original context of half of max_positions. Used by synth and by tests.
+void set_phi4_mini_rope(ModelConfig& c);
+
 WeightSource synth_weights(const ModelConfig& config, uint64_t seed);
 Tensor synth_tensor(const WeightSpec& spec, uint64_t seed);
 

@@ -1,5 +1,7 @@
 #include "model/weight_layout.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -55,6 +57,70 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
   }
   out.push_back({wn::final_norm(), {c.dim}});
   if (!c.tied_embeddings) out.push_back({wn::lm_head(), {c.vocab_size, c.dim}});
+  return out;
+}
+
+std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming naming) {
+  const bool gguf = naming == StoredNaming::kGguf;
+  auto stored_name = [&](const std::string& canonical) {
+    if (!gguf) return canonical;
+    auto n = gguf_name_of(canonical);
+    if (!n) throw_failure("internal: tensor {} has no GGUF name", canonical);
+    return *n;
+  };
+  std::vector<StoredTensor> out;
+  const std::vector<WeightSpec> specs = expected_weights(c);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const WeightSpec& s = specs[i];
+    // Fused families: q, k, v (consecutive in expected_weights) into one tensor; gate and up too.
+    auto fuse = [&](const char* first, size_t count, const std::string& hf_suffix, const std::string& gguf_suffix) {
+      if (!c.n_layers || s.name.find(first) == std::string::npos) return false;
+      const std::string layer = s.name.substr(0, s.name.find(first));  // "model.layers.N."
+      const std::string_view prefix = "model.layers.";
+      const std::string n = layer.substr(prefix.size(), layer.size() - prefix.size() - 1);
+      StoredTensor t;
+      t.name = gguf ? fmt::format("blk.{}.{}", n, gguf_suffix) : layer + hf_suffix;
+      int64_t rows = 0;
+      for (size_t k = 0; k < count; ++k) {
+        t.parts.push_back(specs[i + k]);
+        rows += specs[i + k].shape[0];
+      }
+      t.shape = {rows, s.shape[1]};
+      out.push_back(std::move(t));
+      i += count - 1;
+      return true;
+    };
+    if (architecture_info(c.arch).fused_projections &&
+        (fuse("self_attn.q_proj.weight", 3, "self_attn.qkv_proj.weight", "attn_qkv.weight") ||
+         fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight")))
+      continue;
+    out.push_back({stored_name(s.name), s.shape, {s}});
+  }
+  return out;
+}
+
+std::vector<Tensor> split_stored(const StoredTensor& t, const Tensor& stored) {
+  if (t.parts.size() == 1) return {stored};
+  std::vector<Tensor> out;
+  const int64_t cols = t.shape[1];
+  int64_t row = 0;
+  for (const WeightSpec& p : t.parts) {
+    Tensor part = Tensor::zeros(DType::kF32, p.shape);
+    std::copy_n(stored.data<float>() + row * cols, part.numel(), part.mutable_data<float>());
+    row += p.shape[0];
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+Tensor stack_stored(const StoredTensor& t, const std::vector<Tensor>& parts) {
+  if (parts.size() == 1) return parts[0];
+  Tensor out = Tensor::zeros(DType::kF32, t.shape);
+  int64_t offset = 0;
+  for (const Tensor& p : parts) {
+    std::copy_n(p.data<float>(), p.numel(), out.mutable_data<float>() + offset);
+    offset += p.numel();
+  }
   return out;
 }
 

@@ -21,6 +21,21 @@ struct WeightSpec {
 // Every tensor of `config` (lm_head only when not tied; q/k/v biases only for qkv_bias, q/k norms only for qk_norm).
 std::vector<WeightSpec> expected_weights(const ModelConfig& config);
 
+// A tensor as a checkpoint stores it: one canonical weight, or several stacked along dim 0 (the
+// fused projections of phi3: qkv_proj = [q; k; v], gate_up_proj = [gate; up]). Loaders split
+// stored tensors into their parts; writers stack the parts.
+struct StoredTensor {
+  std::string name;               // Hugging Face or GGUF name
+  Shape shape;
+  std::vector<WeightSpec> parts;  // canonical, in row order
+};
+enum class StoredNaming { kHuggingFace, kGguf };
+// Every stored tensor of `config`'s checkpoints in that naming, in canonical order.
+std::vector<StoredTensor> stored_tensors(const ModelConfig& config, StoredNaming naming);
+// `stored` (float32, shape of `t`) cut into its parts' tensors / the parts stacked back.
+std::vector<Tensor> split_stored(const StoredTensor& t, const Tensor& stored);
+Tensor stack_stored(const StoredTensor& t, const std::vector<Tensor>& parts);
+
 // "q" / "k" when `canonical` is a q_proj / k_proj weight or bias (rows in rotary order), else "".
 std::string rotary_projection_kind(const std::string& canonical);
 

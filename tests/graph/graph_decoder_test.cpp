@@ -123,6 +123,8 @@ TEST(GraphDecoder, EveryFamilyFeatureChangesTheLogits) {
     c.embedding_multiplier = c.residual_multiplier = c.logits_scaling = 1.0f;
     c.attention_multiplier = 0.0f;
     c.rope_layers.clear();
+    c.rotary_dim = 0;
+    c.long_rope = {};
     const auto tokens = random_tokens(6, c.vocab_size, 5);
     ReferenceDecoder a(*with), b(*without);
     EXPECT_GT(relative_error(a.forward(tokens), b.forward(tokens)), 1e-3);

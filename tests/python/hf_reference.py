@@ -18,8 +18,9 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen2Config,
-                          Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config, SmolLM3ForCausalLM)
+from transformers import (GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+                          Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
+                          SmolLM3ForCausalLM)
 
 N_TOKENS = 64
 VOCAB = 320
@@ -43,6 +44,13 @@ CASES = {
     # Every fourth layer without rotary embedding (SmolLM3's default no_rope_layer_interval).
     "smollm3_nope": ("smollm3", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=50000.0,
                                      extra=dict(num_hidden_layers=4)), True),
+    # Phi-4-mini's layout: fused qkv and gate/up, 3/4 of each head rotates, longrope (short factors:
+    # the 64 tokens stay within the original context).
+    "phi3_longrope": ("phi3", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                   rope_scaling=dict(rope_type="longrope", partial_rotary_factor=0.75,
+                                                     short_factor=[1.0 + 0.05 * i for i in range(6)],
+                                                     long_factor=[2.0 + 0.25 * i for i in range(6)]),
+                                   extra=dict(original_max_position_embeddings=64)), True),
 }
 
 MODELS = {
@@ -51,6 +59,7 @@ MODELS = {
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
     "granite": (GraniteConfig, GraniteForCausalLM),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM),
+    "phi3": (Phi3Config, Phi3ForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
@@ -60,6 +69,8 @@ def make_model(arch, kw, tied, seed):
     rope = {"rope_type": "default", "rope_theta": kw["rope_theta"]}
     if "rope_scaling" in kw:
         rope = dict(kw["rope_scaling"], rope_theta=kw["rope_theta"])
+        if rope["rope_type"] == "longrope":
+            rope["original_max_position_embeddings"] = kw["extra"]["original_max_position_embeddings"]
     common = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
                   num_attention_heads=kw["num_attention_heads"], num_key_value_heads=kw["num_key_value_heads"],
                   vocab_size=VOCAB, max_position_embeddings=256, rms_norm_eps=1e-5, rope_parameters=rope,
@@ -136,7 +147,8 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
     w.add_rope_freq_base(kw["rope_theta"])
-    w.add_rope_dimension_count(head_dim)
+    rot = getattr(model.model.rotary_emb, "inv_freq").numel() * 2
+    w.add_rope_dimension_count(rot)
     if head_dim * n_head != cfg.hidden_size:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
@@ -162,16 +174,32 @@ def write_gguf(path, name, arch, model, kw, tied):
 
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
     w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
-    if "rope_scaling" in kw:
+    longrope = "rope_scaling" in kw and kw["rope_scaling"]["rope_type"] == "longrope"
+    if longrope:
+        # llama.cpp's phi3 keys and tensors for longrope (convert_hf_to_gguf Phi3MiniModel).
+        orig = kw["extra"]["original_max_position_embeddings"]
+        w.add_rope_scaling_orig_ctx_len(orig)
+        factor = cfg.max_position_embeddings / orig
+        w.add_rope_scaling_attn_factors(math.sqrt(1 + math.log(factor) / math.log(orig)))
+        w.add_tensor("rope_factors_long.weight", np.array(kw["rope_scaling"]["long_factor"], dtype=np.float32))
+        w.add_tensor("rope_factors_short.weight", np.array(kw["rope_scaling"]["short_factor"], dtype=np.float32))
+    elif "rope_scaling" in kw:
         # The divisors alone do not pin the original context length; llama.cpp's key for it.
         w.add_rope_scaling_orig_ctx_len(kw["rope_scaling"]["original_max_position_embeddings"])
         w.add_tensor("rope_freqs.weight", llama3_rope_factors(head_dim, kw["rope_theta"], kw["rope_scaling"]))
     for i in range(cfg.num_hidden_layers):
         p = f"model.layers.{i}."
-        q, k = sd[p + "self_attn.q_proj.weight"], sd[p + "self_attn.k_proj.weight"]
+        q, k = sd.get(p + "self_attn.q_proj.weight"), sd.get(p + "self_attn.k_proj.weight")
         if arch in PERMUTED:
             q, k = permute_llama(q, n_head, n_head), permute_llama(k, n_head, n_kv)
         w.add_tensor(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
+        if arch == "phi3":  # fused as llama.cpp keeps them: attn_qkv, and ffn_up = [gate; up]
+            w.add_tensor(f"blk.{i}.attn_qkv.weight", sd[p + "self_attn.qkv_proj.weight"])
+            w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
+            w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+            w.add_tensor(f"blk.{i}.ffn_up.weight", sd[p + "mlp.gate_up_proj.weight"])
+            w.add_tensor(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
+            continue
         w.add_tensor(f"blk.{i}.attn_q.weight", np.ascontiguousarray(q))
         w.add_tensor(f"blk.{i}.attn_k.weight", np.ascontiguousarray(k))
         w.add_tensor(f"blk.{i}.attn_v.weight", sd[p + "self_attn.v_proj.weight"])
@@ -228,7 +256,7 @@ def main():
             logits = model(tokens).logits[0].float().numpy()
         logits.astype("<f4").tofile(os.path.join(out, name + ".logits.f32"))
         meta.append(dict(name=name, arch=arch, hf_dir=folder, gguf=gguf_path, tied=tied,
-                         rope_scaling="rope_scaling" in kw, tokens=tokens[0].tolist(), vocab=VOCAB,
+                         rope_scaling="rope_scaling" in kw and kw["rope_scaling"]["rope_type"] == "llama3", tokens=tokens[0].tolist(), vocab=VOCAB,
                          logits=os.path.join(out, name + ".logits.f32")))
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(meta, f, indent=2)

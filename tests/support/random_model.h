@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "model/synth.h"
 #include "model/weights.h"
 
 namespace genai::testing {
@@ -32,11 +33,14 @@ inline void set_family_features(ModelConfig& c) {
     c.rope_layers.assign(static_cast<size_t>(c.n_layers), 1);
     c.rope_layers.back() = 0;
   }
+  c.rotary_dim = 0;
+  c.long_rope = {};
+  if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
 }
 
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
-  return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3};
+  return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
