@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -179,13 +180,62 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
     set.activations[v.name] = v.name == "atten_mask" ? (fp ? float16_encoding() : mask_encoding())
                                                      : calibrated(v.name, recipe.scheme_for(v.name).act);
   }
+  // A concat does not requantize, so the tensors it joins share one encoding: their roots form a
+  // group calibrated on the union of their ranges (upstream's shared quantization spec for cat),
+  // with the KV type when any of them feeds the cache. The cache concats join a cache input,
+  // which takes its output's encoding anyway, and form no group.
+  std::map<ValueId, ValueId> leader;  // root -> group leader (union-find without ranks: tiny groups)
+  auto find = [&](ValueId v) {
+    while (leader.count(v) && leader[v] != v) v = leader[v];
+    return v;
+  };
+  for (const auto& op : g.ops()) {
+    if (op.kind != OpKind::kConcat || !is_float_value(g.value(op.result))) continue;
+    std::vector<ValueId> roots;
+    bool joins_input = false;
+    for (ValueId o : op.operands) {
+      const ValueId root = root_of(g, o);
+      joins_input = joins_input || g.value(root).kind != ValueKind::kOpResult;
+      roots.push_back(root);
+    }
+    if (joins_input) continue;
+    for (size_t i = 1; i < roots.size(); ++i) {
+      const ValueId a = find(roots[0]), b = find(roots[i]);
+      leader.try_emplace(a, a);
+      if (a != b) leader[b] = a;
+    }
+  }
+  std::map<ValueId, Range> group_range;
+  std::set<ValueId> group_kv;
+  for (const auto& [member, unused] : leader) {
+    const ValueId l = find(member);
+    auto it = ranges.find(g.value(member).name);
+    if (it == ranges.end() || !it->second.seen)
+      throw_failure("quant: no calibration range for tensor {} of graph {}", g.value(member).name, g.name());
+    Range& u = group_range[l];
+    u.lo = u.seen ? std::min(u.lo, it->second.lo) : it->second.lo;
+    u.hi = u.seen ? std::max(u.hi, it->second.hi) : it->second.hi;
+    u.seen = true;
+    if (kv_roots.count(member)) group_kv.insert(l);
+  }
   for (const auto& op : g.ops()) {
     const auto& r = g.value(op.result);
     if (!is_float_value(r) || is_passthrough(op.kind)) continue;
     QDType dtype = recipe.scheme_for(r.name).act;
-    const bool kv = kv_roots.count(op.result) > 0;
+    const bool grouped = leader.count(op.result) > 0;
+    const ValueId l = grouped ? find(op.result) : op.result;
+    const bool kv = grouped ? group_kv.count(l) > 0 : kv_roots.count(op.result) > 0;
     if (kv) dtype = recipe.kv;
     if (r.name == "lm_head.out" && !fp) dtype = QDType::kU16;
+    if (grouped && !fp) {
+      dtype = kv ? recipe.kv : recipe.scheme_for(g.value(l).name).act;
+      const Range& u = group_range.at(l);
+      const int64_t levels = qdtype_max(dtype) - qdtype_min(dtype);
+      const auto [lo, hi] = mse_range(u, levels);
+      set.activations[r.name] = kv && dtype == QDType::kU8 ? symmetric_encoding(dtype, lo, hi)
+                                                           : asymmetric_encoding(dtype, lo, hi);
+      continue;
+    }
     set.activations[r.name] = calibrated(r.name, dtype, kv && dtype == QDType::kU8);
   }
   complete(g, set.activations);
