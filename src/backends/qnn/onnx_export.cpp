@@ -230,6 +230,14 @@ class Exporter {
     return dq(qt, tag, e);
   }
 
+  // A float tensor between two data-movement nodes, always quantized on `e` (each node then has
+  // the DQ -> op -> Q form the QNN EP takes; moving data loses nothing on one encoding).
+  std::string intermediate_qdq(const std::string& x, const std::string& tag, const Encoding& e) {
+    const std::string qt = tag + ".q";
+    q(x, tag, e, qt);
+    return dq(qt, tag, e);
+  }
+
   // The HTP's FullyConnected cannot give a result narrower than its input (a 16-bit x to an
   // 8-bit KV entry): the result goes through 16 bits on the same grid first (a Convert on the
   // HTP), which the emulation's single rounding matches but at exact ties.
@@ -378,7 +386,26 @@ class Exporter {
       case OpKind::kMatMul: node("MatMul", in, y); break;
       case OpKind::kSoftmax: attr_int(node("Softmax", in, y), "axis", -1); break;
       case OpKind::kConcat: attr_int(node("Concat", in, y), "axis", graph::attr_int(op.attrs, "axis")); break;
-      case OpKind::kTranspose: attr_ints(node("Transpose", in, y), "perm", graph::attr_ints(op.attrs, "perm")); break;
+      case OpKind::kTranspose: {
+        const auto& perm = graph::attr_ints(op.attrs, "perm");
+        if (perm != std::vector<int64_t>{0, 2, 3, 1}) {
+          attr_ints(node("Transpose", in, y), "perm", perm);
+          break;
+        }
+        // The QNN EP takes no 4-D Transpose (0, 2, 3, 1) (ONNX Runtime merges two transposes
+        // into one, so nor a pair): [1, A, B, C] -> [1, A, B*C] -> (0, 2, 1) -> [1, B*C, A] ->
+        // [1, B, C, A], each step on the result's encoding.
+        const Shape& x = g_.value(op.operands[0]).type.shape;
+        const Encoding& e = enc(r);
+        const std::string flat = fresh(rn + ".flat"), turned = fresh(rn + ".turned");
+        node("Reshape", {in[0], int64s(rn + ".flat_shape", {x[0], x[1], x[2] * x[3]})}, flat);
+        attr_ints(node("Transpose", {intermediate_qdq(flat, rn + ".flat", e)}, turned), "perm", {0, 2, 1});
+        const Shape& out = g_.value(r).type.shape;
+        node("Reshape", {intermediate_qdq(turned, rn + ".turned", e),
+                         int64s(rn + ".out_shape", std::vector<int64_t>(out.begin(), out.end()))},
+             y);
+        break;
+      }
       case OpKind::kReshape: {
         const Shape& s = g_.value(r).type.shape;
         in.push_back(int64s(rn + ".shape", std::vector<int64_t>(s.begin(), s.end())));
