@@ -56,7 +56,7 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,
                           "granite_3_3-2b"));
     v.push_back(unsupported("granite_speech_3_3-2b", "granite_speech", "speech model (audio encoder)"));
-    v.push_back(unsupported("phi_4_mini", "phi_4_mini", "Phi-3 architecture (partial rotary, fused qkv and gate/up)"));
+    v.push_back(supported("phi_4_mini", "phi_4_mini", A::kPhi3, 3072, 32, 24, 8, 200064, C::kPhi, bpe, "phi_4_mini"));
     v.push_back(supported("qwen2_5-0_5b", "qwen2_5", A::kQwen2, 896, 24, 14, 2, 151936, C::kChatML, bpe, "qwen2_5-0_5b"));
     v.push_back(supported("qwen2_5-1_5b", "qwen2_5", A::kQwen2, 1536, 28, 12, 2, 151936, C::kChatML, bpe, "qwen2_5-1_5b"));
     v.push_back(supported("qwen3-0_6b", "qwen3", A::kQwen3, 1024, 28, 16, 8, 151936, C::kChatML, bpe, "qwen3-0_6b"));

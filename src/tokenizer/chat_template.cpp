@@ -85,11 +85,27 @@ std::string granite(const std::vector<ChatTurn>& turns, std::string_view default
   return out;
 }
 
+// Phi-4-mini: <|role|>content<|end|> per turn, no newlines, then <|assistant|>.
+std::string phi(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out;
+  auto turn = [&out](std::string_view role, std::string_view content) {
+    out += "<|";
+    out += role;
+    out += "|>";
+    out += content;
+    out += "<|end|>";
+  };
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role, t.content);
+  out += "<|assistant|>";
+  return out;
+}
+
 }  // namespace
 
 const std::vector<ChatFormat>& all_chat_formats() {
-  static const std::vector<ChatFormat> k{ChatFormat::kNone, ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
-                                         ChatFormat::kGranite};
+  static const std::vector<ChatFormat> k{ChatFormat::kNone,   ChatFormat::kChatML,  ChatFormat::kLlama3,
+                                         ChatFormat::kLlama2, ChatFormat::kGranite, ChatFormat::kPhi};
   return k;
 }
 
@@ -100,6 +116,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kLlama3: return "llama3";
     case ChatFormat::kLlama2: return "llama2";
     case ChatFormat::kGranite: return "granite";
+    case ChatFormat::kPhi: return "phi";
   }
   return "none";
 }
@@ -114,6 +131,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kLlama3: return llama3(turns, default_system);
     case ChatFormat::kLlama2: return llama2(turns, default_system);
     case ChatFormat::kGranite: return granite(turns, default_system);
+    case ChatFormat::kPhi: return phi(turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -130,6 +148,8 @@ ChatFormat detect_chat_format(std::string_view jinja) {
   if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;
   if (jinja.find("<|start_of_role|>") != std::string_view::npos) return ChatFormat::kGranite;
+  if (jinja.find("<|assistant|>") != std::string_view::npos && jinja.find("<|end|>") != std::string_view::npos)
+    return ChatFormat::kPhi;
   return ChatFormat::kNone;
 }
 

@@ -7,8 +7,9 @@
 
 namespace genai {
 
-enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite };
-std::string_view chat_format_name(ChatFormat f);  // "none", "chatml", "llama3", "llama2", "granite"
+enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite, kPhi };
+// "none", "chatml", "llama3", "llama2", "granite", "phi"
+std::string_view chat_format_name(ChatFormat f);
 // Every format, in enum order (for name lookups and messages).
 const std::vector<ChatFormat>& all_chat_formats();
 

@@ -64,7 +64,8 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                           Family{"granite_3_3-2b_instruct", Architecture::kGranite, ChatFormat::kGranite,
                                  "16a4w_block:64", "layers.12.attn.v_proj.out"},
                           Family{"smollm3-3b", Architecture::kSmolLM3, ChatFormat::kChatML, "16a4w_block:32",
-                                 "layers.0.attn.k_proj.out"}}) {
+                                 "layers.0.attn.k_proj.out"},
+                          Family{"phi_4_mini", Architecture::kPhi3, ChatFormat::kPhi, "16a4w_block:16", ""}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -81,7 +82,8 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 11u);
+  EXPECT_EQ(native, 12u);
+  EXPECT_EQ(quant::default_recipe("phi_4_mini", 32, 3072).scheme_for("layers.5.attn.v_proj.out"), quant::parse_scheme("8a4w"));
 }
 
 TEST(ModelLookup, CheckpointIdentifiesItselfWithoutAName) {
