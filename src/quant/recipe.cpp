@@ -98,6 +98,11 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     return block_recipe("16a4w_block:32", "qwen3-0_6b", {"layers\\.\\d+\\.mlp\\.down_proj\\.out"});
   if (n.find("granite") != std::string::npos)
     return block_recipe("16a4w_block:64", "granite_3_3-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
+  if (n.find("phi") != std::string::npos) {  // phi-4-mini: v projections 8a4w
+    Recipe r = block_recipe("16a4w_block:16", "phi_4_mini", {});
+    r.overrides.insert(r.overrides.begin(), {"layers\\.\\d+\\.attn\\.v_proj\\.out", {QDType::kU8, QDType::kI4, 0}});
+    return r;
+  }
   if (n.find("smollm3") != std::string::npos)
     return block_recipe("16a4w_block:32", "smollm3-3b", {"layers\\.\\d+\\.attn\\.[qkv]_proj\\.out"});
   if (n.find("smollm") != std::string::npos) {
