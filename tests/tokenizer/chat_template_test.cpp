@@ -48,6 +48,28 @@ TEST(ChatTemplate, DetectsFormatsAndDefaultSystemPrompts) {
   EXPECT_EQ(chat_default_system_prompt(kSmolLM2Template), kSmolLM2DefaultSystem);
   EXPECT_EQ(chat_default_system_prompt("{{'<|im_start|>' + message['role'] + '\n'}}"), "");
   EXPECT_EQ(chat_format_name(ChatFormat::kLlama3), "llama3");
+  // Granite 3.x and Phi-4-mini, as their tokenizer_config.json templates spell the markers.
+  EXPECT_EQ(detect_chat_format("{{'<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content'] + "
+                               "'<|end_of_text|>\n'}}"),
+            ChatFormat::kGranite);
+  EXPECT_EQ(detect_chat_format("{{'<|' + message['role'] + '|>' + message['content'] + '<|end|>'}}{% if "
+                               "add_generation_prompt %}{{ '<|assistant|>' }}{% endif %}"),
+            ChatFormat::kPhi);
+  for (ChatFormat f : all_chat_formats()) EXPECT_FALSE(chat_format_name(f).empty());
+}
+
+TEST(ChatTemplate, GraniteRolesBetweenRoleMarkers) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGranite, {{"system", "S"}, {"user", "Hi"}}),
+            "<|start_of_role|>system<|end_of_role|>S<|end_of_text|>\n"
+            "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n"
+            "<|start_of_role|>assistant<|end_of_role|>");
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGranite, {{"user", "Hi"}}),
+            "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>");
+}
+
+TEST(ChatTemplate, PhiTurnsEndWithEndAndNoNewlines) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::kPhi, {{"system", "S"}, {"user", "Hi"}}),
+            "<|system|>S<|end|><|user|>Hi<|end|><|assistant|>");
 }
 
 }  // namespace
