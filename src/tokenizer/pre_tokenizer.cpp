@@ -15,6 +15,13 @@ constexpr std::string_view kLlama3Regex =
 constexpr std::string_view kQwen2Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// GPT-4o (tiktoken o200k; Phi-4-mini's tokenizer): words split at case changes, contractions
+// attached, up to 3 digits per piece.
+constexpr std::string_view kGpt4oRegex =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|)"
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|)"
+    R"(\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 PreTokenizerStep byte_level_step(bool use_regex) {
   PreTokenizerStep s;
   s.kind = PreTokenizerStep::Kind::kByteLevel;
@@ -129,13 +136,14 @@ std::vector<PreTokenizerStep> PreTokenizer::named_steps(std::string_view name) {
   if (name == "llama-bpe" || name == "llama3" || name == "llama-v3")
     return {split_step(kLlama3Regex), byte_level_step(false)};
   if (name == "qwen2") return {split_step(kQwen2Regex), byte_level_step(false)};
+  if (name == "gpt-4o") return {split_step(kGpt4oRegex), byte_level_step(false)};
   std::string known;
   for (const auto& n : known_names()) known += (known.empty() ? "" : ", ") + n;
   throw_input_error("unknown byte-level BPE pre-tokenizer {:?} (tokenizer.ggml.pre); known: {}", name, known);
 }
 
 std::vector<std::string> PreTokenizer::known_names() {
-  return {"default", "gpt2", "smollm", "starcoder", "refact", "llama-bpe", "llama3", "qwen2"};
+  return {"default", "gpt2", "smollm", "starcoder", "refact", "llama-bpe", "llama3", "qwen2", "gpt-4o"};
 }
 
 bool PreTokenizer::named_ignore_merges(std::string_view name) {

@@ -7,7 +7,7 @@ Modes:
                                            SmolLM2's pre-tokenizer (Digits + ByteLevel)
   bpe-config TOKENIZER_JSON PRESET CORPUS [--save-json OUT]
                                            vocab/merges of a tokenizer.json, pre-tokenizer built
-                                           here from PRESET (gpt2, smollm, llama3, qwen2); OUT gets
+                                           here from PRESET (gpt2, smollm, llama3, qwen2, gpt-4o); OUT gets
                                            that tokenizer plus a BOS template and <|eot_id|>
   load-json TOKENIZER_JSON CORPUS          tokenizers.Tokenizer.from_file
   spm-train CORPUS PREFIX VOCAB_SIZE       trains a sentencepiece BPE model (PREFIX.model)
@@ -21,6 +21,10 @@ LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,
                 r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
                r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+GPT4O_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
 def load_corpus(path):
@@ -40,6 +44,9 @@ def pre_tokenizer_for(preset):
                             pt.ByteLevel(add_prefix_space=False, use_regex=False)]), True
     if preset == "qwen2":
         return pt.Sequence([pt.Split(Regex(QWEN2_REGEX), behavior="isolated", invert=False),
+                            pt.ByteLevel(add_prefix_space=False, use_regex=False)]), False
+    if preset == "gpt-4o":
+        return pt.Sequence([pt.Split(Regex(GPT4O_REGEX), behavior="isolated", invert=False),
                             pt.ByteLevel(add_prefix_space=False, use_regex=False)]), False
     raise SystemExit(f"unknown preset {preset}")
 
