@@ -115,9 +115,9 @@ Tensor copy_of(const Value& result, const Tensor& x) {
   return out;
 }
 
-Tensor run_silu(const Value& result, const Tensor& x) {
+Tensor run_activation(const Value& result, const Tensor& x, void (*kernel)(float*, int64_t)) {
   Tensor out = copy_of(result, x);
-  kernels::scalar::silu(out.mutable_data<float>(), out.numel());
+  kernel(out.mutable_data<float>(), out.numel());
   return out;
 }
 
@@ -291,7 +291,10 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
         out = run_binary(r, *in[0], *in[1], kernels::scalar::mul, [](float a, float b) { return a * b; });
         break;
       case OpKind::kSilu:
-        out = run_silu(r, *in[0]);
+        out = run_activation(r, *in[0], kernels::scalar::silu);
+        break;
+      case OpKind::kGeluTanh:
+        out = run_activation(r, *in[0], kernels::scalar::gelu_tanh);
         break;
       case OpKind::kRope:
         out = run_rope(r, *in[0], *in[1], *in[2]);

@@ -11,7 +11,7 @@
 namespace genai::graph {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 14> kNames{{
     {OpKind::kGather, "gather"},
     {OpKind::kRmsNorm, "rms_norm"},
     {OpKind::kLinear, "linear"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 13> kNames{{
     {OpKind::kReshape, "reshape"},
     {OpKind::kTranspose, "transpose"},
     {OpKind::kSlice, "slice"},
+    {OpKind::kGeluTanh, "gelu_tanh"},
 }};
 
 const Attr* find_attr(const Attrs& attrs, const std::string& key) {
@@ -155,6 +156,7 @@ std::optional<TensorType> infer_op_type(OpKind kind, const std::vector<TensorTyp
         return TensorType{DType::kF32, *s};
       }
       case OpKind::kSilu:
+      case OpKind::kGeluTanh:
       case OpKind::kSoftmax: {
         if (!arity(1, 1) || !all_float() || in[0].shape.empty()) return fail(why, kname + " takes one float32 tensor");
         return in[0];

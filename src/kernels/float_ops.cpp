@@ -43,6 +43,15 @@ void silu(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
 }
 
+void gelu_tanh(float* x, int64_t n) {
+  // PyTorch's float formula: beta = sqrt(2) * (2 / sqrt(pi)) / 2, kappa = 0.044715.
+  constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.0f + std::tanh(kBeta * (v + kKappa * v * v * v)));
+  }
+}
+
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y) {
   const int64_t half = head_dim / 2;
   for (int64_t h = 0; h < heads; ++h)
@@ -92,6 +101,10 @@ void silu(float* x, int64_t n) {
   if (n <= 0) return;
   if (use_simd()) simd::silu(x, n);
   else scalar::silu(x, n);
+}
+
+void gelu_tanh(float* x, int64_t n) {
+  if (n > 0) scalar::gelu_tanh(x, n);
 }
 
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y) {

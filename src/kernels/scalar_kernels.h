@@ -13,6 +13,8 @@ bool use_simd();
 
 namespace scalar {
 GENAI_KERNELS(GENAI_KERNEL_DECLARE)
+// Scalar in every mode (no vectorised build): float_ops.h.
+void gelu_tanh(float* x, int64_t n);
 }  // namespace scalar
 
 }  // namespace genai::kernels

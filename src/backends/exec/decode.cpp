@@ -584,7 +584,10 @@ void Decoder::decode_rows(OpContext& c) const {
   c.need(float_operand(x) && value_type(out), "operand or result type is not a float or activation type");
   c.need(!x.shape.empty() && x.shape == out.shape, "result shape differs from the operand");
   if (norm) c.need(c.in[1]->type == fb::ElementType::F32 && c.in[1]->numel == x.shape.back(), "the weight must be float32 [dim]");
-  const StepKind k = norm ? StepKind::kRmsNorm : c.kind == fb::OpKind::Silu ? StepKind::kSilu : StepKind::kSoftmax;
+  const StepKind k = norm                                ? StepKind::kRmsNorm
+                     : c.kind == fb::OpKind::Silu        ? StepKind::kSilu
+                     : c.kind == fb::OpKind::GeluTanh    ? StepKind::kGeluTanh
+                                                         : StepKind::kSoftmax;
   RowsParams& p = c.params<RowsParams>(k);
   p.width = x.shape.back();
   p.rows = p.width > 0 ? x.numel / p.width : 0;
@@ -640,8 +643,8 @@ constexpr std::array<OpDecoder, static_cast<size_t>(fb::OpKind::MAX) + 1> kOpDec
     &Decoder::decode_gather,   &Decoder::decode_rows,       &Decoder::decode_linear,  &Decoder::decode_binary,
     &Decoder::decode_binary,   &Decoder::decode_rows,       &Decoder::decode_rope,    &Decoder::decode_matmul,
     &Decoder::decode_rows,     &Decoder::decode_concat,     &Decoder::decode_reshape, &Decoder::decode_transpose,
-    &Decoder::decode_slice,    &Decoder::decode_matmul_concat};
-static_assert(fb::OpKind::MAX == fb::OpKind::MatMulConcat, "a new op kind needs its decoder in kOpDecoders");
+    &Decoder::decode_slice,    &Decoder::decode_matmul_concat, &Decoder::decode_rows};
+static_assert(fb::OpKind::MAX == fb::OpKind::GeluTanh, "a new op kind needs its decoder in kOpDecoders");
 
 void Decoder::decode_op(const fb::Op* op, size_t index) {
   if (!op) bad("op {} is null", index);

@@ -322,15 +322,16 @@ void run_rms_norm(const Step& s, const StepIo& io) {
   });
 }
 
-// silu / softmax: in place on the float result.
-template <bool kSilu>
+// silu / gelu_tanh / softmax: in place on the float result.
+template <StepKind K>
 void run_activation(const Step& s, const StepIo& io) {
   const RowsParams& p = std::get<RowsParams>(s.params);
   const FloatOp f(s, io.in, io.out, io.scratch);
   const int64_t w = p.width;
   split_rows(p.rows, w, [&](int64_t r0, int64_t r1) {
     f.operand0_into_result(r0 * w, r1 * w);
-    if constexpr (kSilu) kernels::silu(f.y + r0 * w, (r1 - r0) * w);
+    if constexpr (K == StepKind::kSilu) kernels::silu(f.y + r0 * w, (r1 - r0) * w);
+    else if constexpr (K == StepKind::kGeluTanh) kernels::gelu_tanh(f.y + r0 * w, (r1 - r0) * w);
     else kernels::softmax(f.y + r0 * w, r1 - r0, w);
     f.finish(r0 * w, r1 * w);
   });
@@ -374,9 +375,10 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"rms_norm", &run_rms_norm},
     {"add", &run_add},
     {"mul", &run_mul},
-    {"silu", &run_activation<true>},
+    {"silu", &run_activation<StepKind::kSilu>},
+    {"gelu_tanh", &run_activation<StepKind::kGeluTanh>},
     {"rope", &run_rope},
-    {"softmax", &run_activation<false>},
+    {"softmax", &run_activation<StepKind::kSoftmax>},
 }};
 
 void run_step(const Step& s, std::span<uint8_t* const> bases) {

@@ -58,6 +58,7 @@ enum class StepKind : uint8_t {
   kAdd,
   kMul,
   kSilu,
+  kGeluTanh,
   kRope,
   kSoftmax,
 };
@@ -113,7 +114,7 @@ struct MatMulConcatParams {
   std::array<kernels::MatmulSegment, 2> segments{};
   mutable std::vector<double> work;  // batches.size() · split_matmul_work(K, N)
 };
-// rms_norm, silu, softmax: `rows` rows of `width` elements.
+// rms_norm, silu, gelu_tanh, softmax: `rows` rows of `width` elements.
 struct RowsParams {
   int64_t rows = 0, width = 0;
   float eps = 0.0f;  // rms_norm

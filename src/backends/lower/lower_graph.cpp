@@ -47,6 +47,7 @@ fb::OpKind op_kind(OpKind k) {
     case OpKind::kReshape: return fb::OpKind::Reshape;
     case OpKind::kTranspose: return fb::OpKind::Transpose;
     case OpKind::kSlice: return fb::OpKind::Slice;
+    case OpKind::kGeluTanh: return fb::OpKind::GeluTanh;
   }
   throw_failure("lower: unknown op kind {}", static_cast<int>(k));
 }

@@ -185,6 +185,12 @@ class Exporter {
     a.type = wire::AttributeType::kFloat;
     a.f = v;
   }
+  static void attr_string(wire::Node* n, const std::string& name, const std::string& v) {
+    wire::Attribute& a = n->attributes.emplace_back();
+    a.name = name;
+    a.type = wire::AttributeType::kString;
+    a.s = v;
+  }
   static void attr_ints(wire::Node* n, const std::string& name, const std::vector<int64_t>& v) {
     wire::Attribute& a = n->attributes.emplace_back();
     a.name = name;
@@ -360,6 +366,11 @@ class Exporter {
         node("Sigmoid", {use(op.operands[0])}, s);
         const std::string y = fresh(rn + ".f");
         node("Mul", {use(op.operands[0]), intermediate(s, rn + ".sigmoid", sig)}, y);
+        return define(r, y);
+      }
+      case OpKind::kGeluTanh: {
+        const std::string y = fresh(rn + ".f");
+        attr_string(node("Gelu", {use(op.operands[0])}, y), "approximate", "tanh");
         return define(r, y);
       }
       case OpKind::kRmsNorm: {
