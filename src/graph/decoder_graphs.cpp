@@ -170,7 +170,8 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId x2 = g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
                                  norm_attrs);
     const ValueId gate = g->add_op(OpKind::kLinear, {x2, w("mlp.gate_proj.weight")}, p + "mlp.gate_proj.out");
-    const ValueId act = g->add_op(OpKind::kSilu, {gate}, p + "mlp.act");
+    const OpKind act_kind = c.ffn_activation == FfnActivation::kGeluTanh ? OpKind::kGeluTanh : OpKind::kSilu;
+    const ValueId act = g->add_op(act_kind, {gate}, p + "mlp.act");
     const ValueId up = g->add_op(OpKind::kLinear, {x2, w("mlp.up_proj.weight")}, p + "mlp.up_proj.out");
     const ValueId gated = g->add_op(OpKind::kMul, {act, up}, p + "mlp.gated");
     const ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");

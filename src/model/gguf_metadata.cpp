@@ -88,6 +88,10 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     c.attention_multiplier = number("attention.scale");
     c.logits_scaling = number("logit_scale");
   }
+  if (c.arch == Architecture::kGemma) {  // llama.cpp's gemma: GeGLU, embeddings times sqrt(dim)
+    c.ffn_activation = FfnActivation::kGeluTanh;
+    c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  }
   if (c.arch == Architecture::kPhi3) {
     if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions)
       throw_input_error("{}: {} = {} is not supported (sliding-window attention)", f.source(),
@@ -134,9 +138,12 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
     w.set(key(arch, "residual_scale"), GgufValue::f32(c.residual_multiplier));
     w.set(key(arch, "attention.scale"), GgufValue::f32(c.attention_scale()));
     w.set(key(arch, "logit_scale"), GgufValue::f32(c.logits_scaling));
-  } else if (c.has_scalings()) {
+  } else if (c.has_scalings() && !(c.arch == Architecture::kGemma && c.embedding_multiplier == ModelConfig::gemma_embedding_scale(c.dim) &&
+                                    c.residual_multiplier == 1.0f && c.attention_multiplier == 0.0f && c.logits_scaling == 1.0f)) {
     throw_input_error("GGUF: the {} architecture has no keys for embedding/residual/attention/logit multipliers", arch);
   }
+  if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma)
+    throw_input_error("GGUF: the {} architecture's MLP is SwiGLU; the model's is GeGLU", arch);
   if (c.arch == Architecture::kSmolLM3) {
     for (int64_t l = 0; l < c.n_layers; ++l)
       if (c.layer_uses_rope(l) != ((l + 1) % kSmolLM3NoRopeInterval != 0))

@@ -126,6 +126,10 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
     case Architecture::kQwen3:
       refuse_sliding_window(r);
       return;
+    case Architecture::kGemma:
+      if (r.get_bool("use_bidirectional_attention", false))
+        throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
+      return;
     case Architecture::kPhi3:
       // Phi-3-mini-4k attends over a sliding window of 2047 on every layer: not built yet.
       if (const json* w = r.find("sliding_window"); w && (!w->is_number_integer() || w->get<int64_t>() < c.max_positions))
@@ -194,7 +198,8 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   if (rope_parameters) theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
   c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3 ? 1e-5 : 1e-6));
-  c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3);
+  c.tied_embeddings =
+      r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 || c.arch == Architecture::kGemma);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
   const ArchitectureInfo& info = architecture_info(c.arch);
@@ -204,8 +209,18 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
     throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
   read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
-  if (const json* act = r.find("hidden_act"); act && (!act->is_string() || act->get<std::string>() != "silu"))
+  if (c.arch == Architecture::kGemma) {
+    // GemmaConfig runs every "gelu" spelling as the tanh form (hidden_activation, or hidden_act).
+    const json* act = r.find("hidden_activation");
+    if (!act) act = r.find("hidden_act");
+    if (act && (!act->is_string() || (act->get<std::string>() != "gelu" && act->get<std::string>() != "gelu_pytorch_tanh")))
+      throw_input_error("{}: hidden_activation {} is not supported (supported: gelu_pytorch_tanh, gelu)", source,
+                        act->dump());
+    c.ffn_activation = FfnActivation::kGeluTanh;
+    c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  } else if (const json* act = r.find("hidden_act"); act && (!act->is_string() || act->get<std::string>() != "silu")) {
     throw_input_error("{}: hidden_act {} is not supported (supported: silu)", source, act->dump());
+  }
   const json* rs = r.find("rope_scaling");
   if (!rs) rs = rope_parameters;
   if (rs) {
@@ -257,7 +272,7 @@ std::string hf_config_json(const ModelConfig& c) {
       {"rms_norm_eps", tidy(c.norm_eps)},
       {"rope_theta", tidy(c.rope_theta)},
       {"tie_word_embeddings", c.tied_embeddings},
-      {"hidden_act", "silu"},
+      {"hidden_act", c.ffn_activation == FfnActivation::kGeluTanh ? "gelu_pytorch_tanh" : "silu"},
       {"torch_dtype", "float32"},
       {"use_cache", true},
   };

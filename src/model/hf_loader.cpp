@@ -9,6 +9,7 @@
 #include "model/weight_layout.h"
 #include "model/weights.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/factory.h"
 #include "tokenizer/tokenizer_json.h"
 
 namespace genai {
@@ -51,12 +52,24 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), t.name);
     check_weight_shape(loc.file->source(), t.name, {t.name, t.shape}, loc.entry->shape);
     std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
-    for (size_t i = 0; i < parts.size(); ++i) m.weights.add(t.parts[i].name, std::move(parts[i]));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (hf_stores_norm_offset(c, t.parts[i].name)) {  // (1 + w) in float32, as transformers computes it
+        Tensor shifted = Tensor::zeros(DType::kF32, parts[i].shape());
+        for (int64_t k = 0; k < shifted.numel(); ++k) shifted.mutable_data<float>()[k] = 1.0f + parts[i].data<float>()[k];
+        parts[i] = std::move(shifted);
+      }
+      m.weights.add(t.parts[i].name, std::move(parts[i]));
+    }
   }
 
   if (with_tokenizer) {
-    const auto tj = dir / "tokenizer.json";
-    if (std::filesystem::exists(tj)) {
+    const auto tj = dir / "tokenizer.json", tm = dir / "tokenizer.model";
+    if (c.arch == Architecture::kGemma && std::filesystem::exists(tm)) {
+      // Gemma's tokenizer.json is SentencePiece's BPE re-expressed (metaspace, byte fallback);
+      // the tokenizer.model it ships beside it is the original, which libsentencepiece runs.
+      m.tokenizer = load_tokenizer_file(tm);
+      m.tokenizer_path = tm;
+    } else if (std::filesystem::exists(tj)) {
       m.tokenizer = load_tokenizer_json(tj);
       m.tokenizer_path = tj;
     } else {

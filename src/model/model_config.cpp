@@ -11,12 +11,13 @@ using A = Architecture;
 
 // Where to add a family: one row here, its features in ModelConfig, and the readers' fields.
 constexpr ArchitectureInfo kArchitectures[] = {
-    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false, false},
-    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false, false},
-    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true, false},
-    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false, false},
-    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false, false},
-    {A::kPhi3, "phi3", "Phi3ForCausalLM", false, false, false, true},
+    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false, false, false},
+    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false, false, false},
+    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true, false, false},
+    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false, false, false},
+    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false, false, false},
+    {A::kPhi3, "phi3", "Phi3ForCausalLM", false, false, false, true, false},
+    {A::kGemma, "gemma", "GemmaForCausalLM", false, false, false, false, true},
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // the reference read features, not family names.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -11,7 +12,7 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3 };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
@@ -22,12 +23,13 @@ struct ArchitectureInfo {
   bool qkv_bias;                // q/k/v projections carry a bias
   bool qk_norm;                 // per-head RMS norms on q and k before rope
   bool fused_projections;       // checkpoints hold qkv_proj and gate_up_proj (phi3)
+  bool hf_norm_offset;          // HF checkpoints store norm weights as w - 1 (gemma: x * (1 + w))
 };
 const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
 // The architecture called `name`, or nullptr.
 const ArchitectureInfo* find_architecture(std::string_view name);
-// "llama, qwen2, qwen3, granite, smollm3, phi3" for messages.
+// "llama, qwen2, qwen3, granite, smollm3, phi3, gemma" for messages.
 std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.
@@ -48,6 +50,9 @@ struct LongRope {
   bool enabled() const { return !short_factor.empty(); }
 };
 
+// The gate's activation in the gated MLP: SwiGLU (silu) or Gemma's GeGLU (GELU, tanh form).
+enum class FfnActivation { kSilu, kGeluTanh };
+
 struct ModelConfig {
   Architecture arch = Architecture::kLlama;
   int64_t dim = 0;          // hidden size
@@ -65,7 +70,8 @@ struct ModelConfig {
   bool tied_embeddings = false;  // output head reuses the token embedding
   bool qkv_bias = false;         // qwen2: q/k/v projections carry a bias
   bool qk_norm = false;          // qwen3: RMS norms over each q and k head before rope
-  // Granite's scalings (1 elsewhere): embeddings times embedding_multiplier, each block's
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+  // Granite's scalings (1 elsewhere; gemma: embeddings times sqrt(dim)): embeddings times embedding_multiplier, each block's
   // attention and MLP output times residual_multiplier before its residual add, attention
   // scores times attention_multiplier (0: 1 / sqrt(head_dim)), logits divided by logits_scaling.
   float embedding_multiplier = 1.0f;
@@ -85,6 +91,8 @@ struct ModelConfig {
   }
   float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
   int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // Gemma's embedding scale: sqrt(dim) rounded to float32, as transformers' normalizer.
+  static float gemma_embedding_scale(int64_t dim) { return static_cast<float>(std::sqrt(static_cast<double>(dim))); }
   bool has_scalings() const {
     return embedding_multiplier != 1.0f || residual_multiplier != 1.0f || attention_multiplier != 0.0f ||
            logits_scaling != 1.0f;

@@ -104,9 +104,18 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
   std::filesystem::create_directories(dir);
   std::vector<SafetensorsTensorToWrite> tensors;
   for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kHuggingFace))
-    tensors.push_back({stored.name, dtype, stored.shape, [&weights, stored, dtype] {
+    tensors.push_back({stored.name, dtype, stored.shape, [&weights, &config, stored, dtype] {
                          std::vector<Tensor> parts;
-                         for (const WeightSpec& spec : stored.parts) parts.push_back(checked_get(weights, spec));
+                         for (const WeightSpec& spec : stored.parts) {
+                           Tensor t = checked_get(weights, spec);
+                           if (hf_stores_norm_offset(config, spec.name)) {
+                             Tensor shifted = Tensor::zeros(DType::kF32, t.shape());
+                             for (int64_t i = 0; i < t.numel(); ++i)
+                               shifted.mutable_data<float>()[i] = t.data<float>()[i] - 1.0f;
+                             t = std::move(shifted);
+                           }
+                           parts.push_back(std::move(t));
+                         }
                          return tensor_bytes_as(stack_stored(stored, parts), dtype);
                        }});
   write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);

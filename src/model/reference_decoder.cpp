@@ -267,7 +267,9 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     rms_norm(x.data(), n, dim, l.post_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
     linear(xn.data(), n, dim, l.w_up, nullptr, up.data());
-    kernels::scalar::silu(gate.data(), n * c.ffn_dim);  // SwiGLU: silu(gate) * up
+    // SwiGLU: silu(gate) * up; GeGLU: gelu_tanh(gate) * up.
+    if (c.ffn_activation == FfnActivation::kGeluTanh) kernels::scalar::gelu_tanh(gate.data(), n * c.ffn_dim);
+    else kernels::scalar::silu(gate.data(), n * c.ffn_dim);
     kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
     linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
     add_residual(proj);

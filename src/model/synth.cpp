@@ -93,6 +93,11 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
   }
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
+  if (c.arch == Architecture::kGemma) {  // GeGLU, embeddings times sqrt(dim), always tied
+    c.ffn_activation = FfnActivation::kGeluTanh;
+    c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+    c.tied_embeddings = true;
+  }
   c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;
   c.eos_id = 2;

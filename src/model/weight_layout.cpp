@@ -124,6 +124,12 @@ Tensor stack_stored(const StoredTensor& t, const std::vector<Tensor>& parts) {
   return out;
 }
 
+bool hf_stores_norm_offset(const ModelConfig& c, const std::string& canonical) {
+  const std::string_view suffix = "norm.weight";
+  return architecture_info(c.arch).hf_norm_offset && canonical.size() >= suffix.size() &&
+         canonical.compare(canonical.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 std::string rotary_projection_kind(const std::string& canonical) {
   if (canonical.find("self_attn.q_proj.") != std::string::npos) return "q";
   if (canonical.find("self_attn.k_proj.") != std::string::npos) return "k";

@@ -36,6 +36,10 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& config, StoredNaming
 std::vector<Tensor> split_stored(const StoredTensor& t, const Tensor& stored);
 Tensor stack_stored(const StoredTensor& t, const std::vector<Tensor>& parts);
 
+// True for a norm weight that `config`'s HF checkpoints store as w - 1 (gemma): loaders add 1,
+// writers subtract it, so canonical weights are always the multiplier itself.
+bool hf_stores_norm_offset(const ModelConfig& config, const std::string& canonical);
+
 // "q" / "k" when `canonical` is a q_proj / k_proj weight or bias (rows in rotary order), else "".
 std::string rotary_projection_kind(const std::string& canonical);
 

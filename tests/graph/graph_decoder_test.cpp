@@ -125,6 +125,7 @@ TEST(GraphDecoder, EveryFamilyFeatureChangesTheLogits) {
     c.rope_layers.clear();
     c.rotary_dim = 0;
     c.long_rope = {};
+    c.ffn_activation = FfnActivation::kSilu;
     const auto tokens = random_tokens(6, c.vocab_size, 5);
     ReferenceDecoder a(*with), b(*without);
     EXPECT_GT(relative_error(a.forward(tokens), b.forward(tokens)), 1e-3);

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -51,6 +51,10 @@ CASES = {
                                                      short_factor=[1.0 + 0.05 * i for i in range(6)],
                                                      long_factor=[2.0 + 0.25 * i for i in range(6)]),
                                    extra=dict(original_max_position_embeddings=64)), True),
+    # GeGLU (tanh GELU), embeddings times sqrt(hidden), (1 + w) norms, multi-query attention with a
+    # head wider than hidden / heads.
+    "gemma_geglu": ("gemma", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=10000.0,
+                                  extra=dict(head_dim=24, hidden_activation="gelu_pytorch_tanh")), True),
 }
 
 MODELS = {
@@ -60,6 +64,7 @@ MODELS = {
     "granite": (GraniteConfig, GraniteForCausalLM),
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM),
     "phi3": (Phi3Config, Phi3ForCausalLM),
+    "gemma": (GemmaConfig, GemmaForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
@@ -83,8 +88,8 @@ def make_model(arch, kw, tied, seed):
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+            if name.endswith("norm.weight"):  # gemma stores w - 1: its norms multiply by 1 + w
+                p.copy_((0.0 if arch == "gemma" else 1.0) + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
             elif "embed_tokens" in name:
@@ -173,6 +178,8 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_eos_token_id(257)
 
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    if arch == "gemma":  # convert_hf_to_gguf's GemmaModel: every norm weight + 1
+        sd = {k: (v + 1.0 if k.endswith("norm.weight") else v) for k, v in sd.items()}
     w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
     longrope = "rope_scaling" in kw and kw["rope_scaling"]["rope_type"] == "longrope"
     if longrope:

@@ -82,9 +82,11 @@ TEST(HfParity, EveryCaseFromHuggingFaceFolderAndGguf) {
     }
   }
   // The cases the parity claim covers: tied/untied llama with GQA, llama3 rope scaling, qwen2 biases,
-  // qwen3 q/k norms (head_dim * heads != hidden), granite multipliers, smollm3 NoPE layers, phi3 fused projections + partial rotary + longrope.
+  // qwen3 q/k norms (head_dim * heads != hidden), granite multipliers, smollm3 NoPE layers, phi3 fused projections + partial rotary + longrope,
+  // gemma GeGLU + scaled embeddings + (1 + w) norms.
   EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias", "qwen3_qk_norm",
-                                         "granite_scales", "smollm3_nope", "phi3_longrope"}));
+                                         "granite_scales", "smollm3_nope", "phi3_longrope",
+                                         "gemma_geglu"}));
 }
 
 }  // namespace

@@ -36,11 +36,17 @@ inline void set_family_features(ModelConfig& c) {
   c.rotary_dim = 0;
   c.long_rope = {};
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
+  c.ffn_activation = FfnActivation::kSilu;
+  if (c.arch == Architecture::kGemma) {
+    c.ffn_activation = FfnActivation::kGeluTanh;
+    c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  }
 }
 
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
-  return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3};
+  return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3,
+          Architecture::kGemma};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
