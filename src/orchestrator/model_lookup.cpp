@@ -50,7 +50,8 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(supported("llama3_2-3b_instruct", "llama3", A::kLlama, 3072, 28, 24, 8, 128256, C::kLlama3, bpe,
                           "llama3.2-3b"));
     v.push_back(unsupported("codegen2_1b", "codegen", "CodeGen architecture (parallel attention and MLP, fused qkv)"));
-    v.push_back(unsupported("gemma-2b", "gemma", "Gemma architecture (GeGLU, scaled embeddings, 1+w norms)"));
+    v.push_back(supported("gemma-2b", "gemma", A::kGemma, 2048, 18, 8, 1, 256000, C::kGemma, {"sentencepiece", "spm"},
+                          "gemma-2b"));
     v.push_back(unsupported("gemma2-2b", "gemma2", "Gemma 2 architecture (logit soft-capping, sliding-window layers)"));
     v.push_back(unsupported("gemma3-1b", "gemma3", "Gemma 3 architecture (q/k norms, sliding-window layers)"));
     v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,

@@ -101,11 +101,32 @@ std::string phi(const std::vector<ChatTurn>& turns, std::string_view default_sys
   return out;
 }
 
+// Gemma: <start_of_turn>user\n...<end_of_turn>\n, the assistant called "model"; it has no
+// system role, so a system text opens the first user turn (as llama.cpp does).
+std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out, system(default_system);
+  size_t first = 0;
+  if (!turns.empty() && turns[0].role == "system") {
+    system = turns[0].content;
+    first = 1;
+  }
+  for (size_t i = first; i < turns.size(); ++i) {
+    const ChatTurn& t = turns[i];
+    out += "<start_of_turn>";
+    out += t.role == "assistant" ? "model" : t.role;
+    out += "\n";
+    if (i == first && !system.empty()) out += system + "\n\n";
+    out += t.content + "<end_of_turn>\n";
+  }
+  out += "<start_of_turn>model\n";
+  return out;
+}
+
 }  // namespace
 
 const std::vector<ChatFormat>& all_chat_formats() {
-  static const std::vector<ChatFormat> k{ChatFormat::kNone,   ChatFormat::kChatML,  ChatFormat::kLlama3,
-                                         ChatFormat::kLlama2, ChatFormat::kGranite, ChatFormat::kPhi};
+  static const std::vector<ChatFormat> k{ChatFormat::kNone,    ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
+                                         ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma};
   return k;
 }
 
@@ -117,6 +138,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kLlama2: return "llama2";
     case ChatFormat::kGranite: return "granite";
     case ChatFormat::kPhi: return "phi";
+    case ChatFormat::kGemma: return "gemma";
   }
   return "none";
 }
@@ -132,6 +154,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kLlama2: return llama2(turns, default_system);
     case ChatFormat::kGranite: return granite(turns, default_system);
     case ChatFormat::kPhi: return phi(turns, default_system);
+    case ChatFormat::kGemma: return gemma(turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -148,6 +171,7 @@ ChatFormat detect_chat_format(std::string_view jinja) {
   if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;
   if (jinja.find("<|start_of_role|>") != std::string_view::npos) return ChatFormat::kGranite;
+  if (jinja.find("<start_of_turn>") != std::string_view::npos) return ChatFormat::kGemma;
   if (jinja.find("<|assistant|>") != std::string_view::npos && jinja.find("<|end|>") != std::string_view::npos)
     return ChatFormat::kPhi;
   return ChatFormat::kNone;

@@ -65,7 +65,9 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                                  "16a4w_block:64", "layers.12.attn.v_proj.out"},
                           Family{"smollm3-3b", Architecture::kSmolLM3, ChatFormat::kChatML, "16a4w_block:32",
                                  "layers.0.attn.k_proj.out"},
-                          Family{"phi_4_mini", Architecture::kPhi3, ChatFormat::kPhi, "16a4w_block:16", ""}}) {
+                          Family{"phi_4_mini", Architecture::kPhi3, ChatFormat::kPhi, "16a4w_block:16", ""},
+                          Family{"gemma-2b", Architecture::kGemma, ChatFormat::kGemma, "16a4w_block:64",
+                                 "layers.17.attn.v_proj.out"}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -82,7 +84,7 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 12u);
+  EXPECT_EQ(native, 13u);
   EXPECT_EQ(quant::default_recipe("phi_4_mini", 32, 3072).scheme_for("layers.5.attn.v_proj.out"), quant::parse_scheme("8a4w"));
 }
 

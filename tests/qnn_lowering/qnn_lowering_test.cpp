@@ -282,7 +282,7 @@ TEST_F(QnnLowering, EachGraphOnTheSimulatorStaysNearOurExecutor) {
 // through the ONNX export and the QNN compiler, run on the simulator, and stay near our executor.
 TEST_F(QnnLowering, EveryFamilyRunsOnTheSimulatorNearOurExecutor) {
   backends::register_builtin_backends();
-  for (const char* arch : {"qwen3", "granite", "smollm3", "phi3"}) {
+  for (const char* arch : {"qwen3", "granite", "smollm3", "phi3", "gemma"}) {
     SCOPED_TRACE(arch);
     const std::string model = dir_->file(std::string(arch) + ".gguf");
     ASSERT_EQ(run_genai({"synth", "--arch", arch, "--shape", "tiny", "--out", model}).exit_code, 0);

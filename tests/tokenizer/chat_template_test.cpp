@@ -67,6 +67,14 @@ TEST(ChatTemplate, GraniteRolesBetweenRoleMarkers) {
             "<|start_of_role|>user<|end_of_role|>Hi<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>");
 }
 
+TEST(ChatTemplate, GemmaCallsTheAssistantModelAndFoldsTheSystemIntoTheFirstTurn) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGemma, {{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "Q"}}),
+            "<start_of_turn>user\nS\n\nHi<end_of_turn>\n<start_of_turn>model\nYo<end_of_turn>\n"
+            "<start_of_turn>user\nQ<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(detect_chat_format("{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"),
+            ChatFormat::kGemma);
+}
+
 TEST(ChatTemplate, PhiTurnsEndWithEndAndNoNewlines) {
   EXPECT_EQ(apply_chat_template(ChatFormat::kPhi, {{"system", "S"}, {"user", "Hi"}}),
             "<|system|>S<|end|><|user|>Hi<|end|><|assistant|>");

@@ -5,7 +5,12 @@
 
 #include <algorithm>
 
+#include <filesystem>
+
 #include "formats/gguf_file.h"
+#include "model/model.h"
+#include "model/model_writer.h"
+#include "support/random_model.h"
 #include "model/gguf_metadata.h"
 #include "support/cli_runner.h"
 #include "tokenizer/factory.h"
@@ -163,6 +168,28 @@ TEST(TokenizerParity, SentencePieceModelAndScoredBpeMatchSentencePiece) {
   auto llama2c = load_tokenizer_file(bin);
   EXPECT_EQ(llama2c->kind(), "llama2c");
   expect_tokenizer_parity(*llama2c, ref, corpus, false, "llama2.c tokenizer.bin");
+}
+
+// A Gemma HF folder ships SentencePiece's tokenizer.model beside a tokenizer.json that re-expresses
+// it; the loader takes the .model (libsentencepiece), which tokenizes as Python's sentencepiece.
+TEST(TokenizerParity, GemmaFolderUsesItsSentencePieceModel) {
+  const auto corpus = tokenizer_corpus();
+  testing::TempDir dir;
+  const std::string prefix = dir.file("spm");
+  ASSERT_FALSE(run_tokenizer_ref({"spm-train", tokenizer_corpus_path(), prefix, "800"}).is_null());
+  const auto ref = run_tokenizer_ref({"spm", prefix + ".model", tokenizer_corpus_path()});
+  ASSERT_FALSE(ref.is_null());
+  const std::string folder = dir.file("gemma");
+  ModelConfig c = testing::small_config(Architecture::kGemma, /*tied=*/true);
+  c.vocab_size = ref["pieces"].size();
+  const Weights w = testing::random_weights(c, 5);
+  write_hf_model(folder, c, WeightSource::of(w), DType::kF32, nullptr);
+  std::filesystem::copy_file(prefix + ".model", folder + "/tokenizer.model");
+  const Model m = load_model(folder);
+  ASSERT_TRUE(m.tokenizer);
+  EXPECT_EQ(m.tokenizer->kind(), "sentencepiece");
+  EXPECT_EQ(m.tokenizer_path.filename(), "tokenizer.model");
+  expect_tokenizer_parity(*m.tokenizer, ref, corpus, false, "gemma folder tokenizer.model");
 }
 
 }  // namespace
