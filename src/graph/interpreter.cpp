@@ -296,6 +296,9 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
       case OpKind::kGeluTanh:
         out = run_activation(r, *in[0], kernels::scalar::gelu_tanh);
         break;
+      case OpKind::kTanh:
+        out = run_activation(r, *in[0], kernels::scalar::tanh_inplace);
+        break;
       case OpKind::kRope:
         out = run_rope(r, *in[0], *in[1], *in[2]);
         break;

@@ -31,6 +31,7 @@ enum class OpKind : uint8_t {
   kTranspose,  // attrs perm
   kSlice,      // attrs axis, start, end (step 1)
   kGeluTanh,   // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's GeGLU)
+  kTanh,       // tanh(x) (Gemma 2's soft-capping)
 };
 
 std::string_view op_kind_name(OpKind k);  // "gather", "rms_norm", ...

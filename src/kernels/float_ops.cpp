@@ -43,6 +43,10 @@ void silu(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
 }
 
+void tanh_inplace(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+}
+
 void gelu_tanh(float* x, int64_t n) {
   // PyTorch's float formula: beta = sqrt(2) * (2 / sqrt(pi)) / 2, kappa = 0.044715.
   constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
@@ -105,6 +109,10 @@ void silu(float* x, int64_t n) {
 
 void gelu_tanh(float* x, int64_t n) {
   if (n > 0) scalar::gelu_tanh(x, n);
+}
+
+void tanh_inplace(float* x, int64_t n) {
+  if (n > 0) scalar::tanh_inplace(x, n);
 }
 
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y) {

@@ -21,6 +21,8 @@ void silu(float* x, int64_t n);
 // Gemma's GeGLU activation, GELU with tanh: y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in
 // place. One implementation (scalar) for every mode: it is not on a hot path.
 void gelu_tanh(float* x, int64_t n);
+// y = tanh(x), in place (Gemma 2's soft-capping: cap * tanh(x / cap)); scalar in every mode.
+void tanh_inplace(float* x, int64_t n);
 // HF rotate-half RoPE on x [heads, seq, head_dim] with tables cos, sin [seq, head_dim] shared by
 // every head: y = x*cos + rotate_half(x)*sin. y may alias x.
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y);

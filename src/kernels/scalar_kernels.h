@@ -15,6 +15,7 @@ namespace scalar {
 GENAI_KERNELS(GENAI_KERNEL_DECLARE)
 // Scalar in every mode (no vectorised build): float_ops.h.
 void gelu_tanh(float* x, int64_t n);
+void tanh_inplace(float* x, int64_t n);
 }  // namespace scalar
 
 }  // namespace genai::kernels

@@ -322,7 +322,7 @@ void run_rms_norm(const Step& s, const StepIo& io) {
   });
 }
 
-// silu / gelu_tanh / softmax: in place on the float result.
+// silu / gelu_tanh / tanh / softmax: in place on the float result.
 template <StepKind K>
 void run_activation(const Step& s, const StepIo& io) {
   const RowsParams& p = std::get<RowsParams>(s.params);
@@ -332,6 +332,7 @@ void run_activation(const Step& s, const StepIo& io) {
     f.operand0_into_result(r0 * w, r1 * w);
     if constexpr (K == StepKind::kSilu) kernels::silu(f.y + r0 * w, (r1 - r0) * w);
     else if constexpr (K == StepKind::kGeluTanh) kernels::gelu_tanh(f.y + r0 * w, (r1 - r0) * w);
+    else if constexpr (K == StepKind::kTanh) kernels::tanh_inplace(f.y + r0 * w, (r1 - r0) * w);
     else kernels::softmax(f.y + r0 * w, r1 - r0, w);
     f.finish(r0 * w, r1 * w);
   });
@@ -377,6 +378,7 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"mul", &run_mul},
     {"silu", &run_activation<StepKind::kSilu>},
     {"gelu_tanh", &run_activation<StepKind::kGeluTanh>},
+    {"tanh", &run_activation<StepKind::kTanh>},
     {"rope", &run_rope},
     {"softmax", &run_activation<StepKind::kSoftmax>},
 }};

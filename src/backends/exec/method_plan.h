@@ -59,6 +59,7 @@ enum class StepKind : uint8_t {
   kMul,
   kSilu,
   kGeluTanh,
+  kTanh,
   kRope,
   kSoftmax,
 };
@@ -114,7 +115,7 @@ struct MatMulConcatParams {
   std::array<kernels::MatmulSegment, 2> segments{};
   mutable std::vector<double> work;  // batches.size() · split_matmul_work(K, N)
 };
-// rms_norm, silu, gelu_tanh, softmax: `rows` rows of `width` elements.
+// rms_norm, silu, gelu_tanh, tanh, softmax: `rows` rows of `width` elements.
 struct RowsParams {
   int64_t rows = 0, width = 0;
   float eps = 0.0f;  // rms_norm

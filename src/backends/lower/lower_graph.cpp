@@ -48,6 +48,7 @@ fb::OpKind op_kind(OpKind k) {
     case OpKind::kTranspose: return fb::OpKind::Transpose;
     case OpKind::kSlice: return fb::OpKind::Slice;
     case OpKind::kGeluTanh: return fb::OpKind::GeluTanh;
+    case OpKind::kTanh: return fb::OpKind::Tanh;
   }
   throw_failure("lower: unknown op kind {}", static_cast<int>(k));
 }

@@ -368,6 +368,24 @@ class Exporter {
         node("Mul", {use(op.operands[0]), intermediate(s, rn + ".sigmoid", sig)}, y);
         return define(r, y);
       }
+      case OpKind::kTanh: {
+        const std::string y = fresh(rn + ".f");
+        const Shape& s = g_.value(r).type.shape;
+        if (s.size() <= 4) {
+          node("Tanh", {use(op.operands[0])}, y);
+          return define(r, y);
+        }
+        // The QNN EP takes Tanh up to rank 4 (attention scores are 5-D here): as [1, rows, m, n],
+        // the reshapes on the operand's and the result's encodings.
+        int64_t rows = 1;
+        for (size_t d = 0; d + 2 < s.size(); ++d) rows *= s[d];
+        const ValueId x = op.operands[0];
+        const std::string flat = fresh(rn + ".flat"), t = fresh(rn + ".tanh");
+        node("Reshape", {use(x), int64s(rn + ".flat_shape", {1, rows, s[s.size() - 2], s.back()})}, flat);
+        node("Tanh", {intermediate_qdq(flat, rn + ".flat", enc(x))}, t);
+        node("Reshape", {intermediate_qdq(t, rn + ".tanh", enc(r)), int64s(rn + ".shape", std::vector<int64_t>(s.begin(), s.end()))}, y);
+        return define(r, y);
+      }
       case OpKind::kGeluTanh: {
         const std::string y = fresh(rn + ".f");
         attr_string(node("Gelu", {use(op.operands[0])}, y), "approximate", "tanh");
