@@ -164,8 +164,11 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
   set.recipe = recipe.name;
   const bool fp = recipe.is_float();
   std::set<ValueId> kv_roots;
-  for (const auto& o : g.outputs())
+  ValueId logits_root = -1;  // logits stay 16-bit, after the head and whatever scales or caps them
+  for (const auto& o : g.outputs()) {
     if (starts_with(o.name, "k_out_") || starts_with(o.name, "v_out_")) kv_roots.insert(root_of(g, o.value));
+    if (o.name == "logits") logits_root = root_of(g, o.value);
+  }
   auto calibrated = [&](const std::string& name, QDType dtype, bool symmetric = false) {
     if (fp) return float16_encoding();
     auto it = ranges.find(name);
@@ -226,7 +229,7 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
     const ValueId l = grouped ? find(op.result) : op.result;
     const bool kv = grouped ? group_kv.count(l) > 0 : kv_roots.count(op.result) > 0;
     if (kv) dtype = recipe.kv;
-    if (r.name == "lm_head.out" && !fp) dtype = QDType::kU16;
+    if ((r.name == "lm_head.out" || op.result == logits_root) && !fp) dtype = QDType::kU16;
     if (grouped && !fp) {
       dtype = kv ? recipe.kv : recipe.scheme_for(g.value(l).name).act;
       const Range& u = group_range.at(l);
