@@ -22,6 +22,13 @@ void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
                         o.max_context_len);
   }
   c.validate("model config");
+  // A sliding layer equals a global one while the context fits the window: the graphs are exact
+  // there, and longer contexts (a second, windowed mask) are not built yet.
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (c.layer_slides(l) && o.max_context_len > c.sliding_window)
+      throw_input_error("--max_context_len {} exceeds the model's sliding window of {} tokens (layer {} slides; "
+                        "valid: at most {})",
+                        o.max_context_len, c.sliding_window, l, c.sliding_window);
 }
 
 }  // namespace
@@ -99,6 +106,12 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
   ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
   if (c.embedding_multiplier != 1.0f)
     h = g->add_op(OpKind::kMul, {h, scalar("embed.scale", c.embedding_multiplier)}, "embed.scaled");
+  // x -> cap * tanh(x / cap) (Gemma 2's soft-capping).
+  auto softcap = [&](ValueId x, float cap, const std::string& name) {
+    const ValueId in = g->add_op(OpKind::kMul, {x, scalar((name + ".inv_cap").c_str(), 1.0f / cap)}, name + ".scaled");
+    const ValueId t = g->add_op(OpKind::kTanh, {in}, name + ".tanh");
+    return g->add_op(OpKind::kMul, {t, scalar((name + ".cap").c_str(), cap)}, name);
+  };
   // residual + out (times residual_multiplier first where the family has one).
   auto residual = [&](ValueId base, ValueId out, const std::string& name) {
     if (residual_scale >= 0) out = g->add_op(OpKind::kMul, {out, residual_scale}, name + ".scaled");
@@ -157,24 +170,33 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId k5 = g->add_op(OpKind::kReshape, {k_all}, p + "attn.k.groups", {{"shape", ints({1, KV, 1, hd, CL})}});
     const ValueId v5 = g->add_op(OpKind::kReshape, {v_all}, p + "attn.v.groups", {{"shape", ints({1, KV, 1, CL, hd})}});
     const ValueId qk = g->add_op(OpKind::kMatMul, {q5, k5}, p + "attn.qk");
-    const ValueId scores = g->add_op(OpKind::kMul, {qk, scale}, p + "attn.scores");
+    ValueId scores = g->add_op(OpKind::kMul, {qk, scale}, p + "attn.scores");
+    if (c.attn_logit_softcap > 0.0f) scores = softcap(scores, c.attn_logit_softcap, p + "attn.capped_scores");
     const ValueId masked = g->add_op(OpKind::kAdd, {scores, mask5}, p + "attn.masked_scores");
     const ValueId probs = g->add_op(OpKind::kSoftmax, {masked}, p + "attn.probs");
     const ValueId ctx = g->add_op(OpKind::kMatMul, {probs, v5}, p + "attn.context");
     const ValueId ctx4 = g->add_op(OpKind::kReshape, {ctx}, p + "attn.context.heads", {{"shape", ints({1, H, ar, hd})}});
     const ValueId ctxt = g->add_op(OpKind::kTranspose, {ctx4}, p + "attn.context.tokens", {{"perm", ints({0, 2, 1, 3})}});
     const ValueId flat = g->add_op(OpKind::kReshape, {ctxt}, p + "attn.context.flat", {{"shape", ints({1, ar, H * hd})}});
-    const ValueId o = g->add_op(OpKind::kLinear, {flat, w("self_attn.o_proj.weight")}, p + "attn.o_proj.out");
+    ValueId o = g->add_op(OpKind::kLinear, {flat, w("self_attn.o_proj.weight")}, p + "attn.o_proj.out");
+    if (c.sandwich_norms)
+      o = g->add_op(OpKind::kRmsNorm, {o, w("post_attention_layernorm.weight")}, p + "attn.post_norm.out", norm_attrs);
     const ValueId h1 = residual(h, o, p + "attn.residual");
 
-    const ValueId x2 = g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
-                                 norm_attrs);
+    const ValueId x2 =
+        c.sandwich_norms
+            ? g->add_op(OpKind::kRmsNorm, {h1, w("pre_feedforward_layernorm.weight")}, p + "pre_ffn_norm.out", norm_attrs)
+            : g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
+                        norm_attrs);
     const ValueId gate = g->add_op(OpKind::kLinear, {x2, w("mlp.gate_proj.weight")}, p + "mlp.gate_proj.out");
     const OpKind act_kind = c.ffn_activation == FfnActivation::kGeluTanh ? OpKind::kGeluTanh : OpKind::kSilu;
     const ValueId act = g->add_op(act_kind, {gate}, p + "mlp.act");
     const ValueId up = g->add_op(OpKind::kLinear, {x2, w("mlp.up_proj.weight")}, p + "mlp.up_proj.out");
     const ValueId gated = g->add_op(OpKind::kMul, {act, up}, p + "mlp.gated");
-    const ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");
+    ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");
+    if (c.sandwich_norms)
+      down = g->add_op(OpKind::kRmsNorm, {down, w("post_feedforward_layernorm.weight")}, p + "mlp.post_norm.out",
+                       norm_attrs);
     h = residual(h1, down, p + "mlp.residual");
   }
   const ValueId normed = g->add_op(OpKind::kRmsNorm, {h, g->add_weight(wn::final_norm())}, "norm.out", norm_attrs);
@@ -182,6 +204,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
   ValueId logits = g->add_op(OpKind::kLinear, {normed, head}, "lm_head.out");
   if (c.logits_scaling != 1.0f)
     logits = g->add_op(OpKind::kMul, {logits, scalar("logits.scale", 1.0f / c.logits_scaling)}, "logits.scaled");
+  if (c.final_logit_softcap > 0.0f) logits = softcap(logits, c.final_logit_softcap, "logits.capped");
   g->add_output("logits", logits);
   for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("k_out_{}", l), k_out[l]);
   for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("v_out_{}", l), v_out[l]);

@@ -1,5 +1,7 @@
 #include "model/gguf_metadata.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -9,6 +11,22 @@ namespace genai {
 namespace {
 
 std::string key(const std::string& arch, const char* suffix) { return arch + "." + suffix; }
+
+// llama.cpp keeps no query_pre_attn_scalar for gemma2: the 27B (46 layers) scales by
+// dim / heads, the others by the head dimension, and so does a reader of its files.
+float gemma2_gguf_attention_scale(const ModelConfig& c) {
+  const int64_t d = c.n_layers == 46 ? c.dim / c.n_heads : c.head_dim;
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+}
+
+// The scalings a gemma GGUF file implies without keys: embeddings times sqrt(dim), gemma2's
+// attention scale by llama.cpp's rule.
+bool implied_gemma_scalings(const ModelConfig& c) {
+  if (c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2) return false;
+  const float attention = c.arch == Architecture::kGemma2 ? gemma2_gguf_attention_scale(c) : 0.0f;
+  return c.embedding_multiplier == ModelConfig::gemma_embedding_scale(c.dim) && c.residual_multiplier == 1.0f &&
+         (c.attention_multiplier == attention || c.attention_multiplier == 0.0f) && c.logits_scaling == 1.0f;
+}
 
 // llama.cpp's smollm3 has no key for the NoPE layers: it hard-codes one every fourth layer, as
 // SmolLM3Config's default no_rope_layer_interval.
@@ -88,9 +106,18 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     c.attention_multiplier = number("attention.scale");
     c.logits_scaling = number("logit_scale");
   }
-  if (c.arch == Architecture::kGemma) {  // llama.cpp's gemma: GeGLU, embeddings times sqrt(dim)
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {  // GeGLU, embeddings times sqrt(dim)
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  }
+  if (c.arch == Architecture::kGemma2) {
+    c.sandwich_norms = true;
+    c.attn_logit_softcap = static_cast<float>(f.get_number(key(arch, "attn_logit_softcapping")).value_or(0.0));
+    c.final_logit_softcap = static_cast<float>(f.get_number(key(arch, "final_logit_softcapping")).value_or(0.0));
+    c.sliding_window = f.get_int(key(arch, "attention.sliding_window")).value_or(0);
+    c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
+    for (int64_t l = 0; l < c.n_layers; l += 2) c.sliding_layers[static_cast<size_t>(l)] = 1;  // llama.cpp: even layers
+    c.attention_multiplier = gemma2_gguf_attention_scale(c);
   }
   if (c.arch == Architecture::kPhi3) {
     if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions)
@@ -138,11 +165,21 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
     w.set(key(arch, "residual_scale"), GgufValue::f32(c.residual_multiplier));
     w.set(key(arch, "attention.scale"), GgufValue::f32(c.attention_scale()));
     w.set(key(arch, "logit_scale"), GgufValue::f32(c.logits_scaling));
-  } else if (c.has_scalings() && !(c.arch == Architecture::kGemma && c.embedding_multiplier == ModelConfig::gemma_embedding_scale(c.dim) &&
-                                    c.residual_multiplier == 1.0f && c.attention_multiplier == 0.0f && c.logits_scaling == 1.0f)) {
+  } else if (c.has_scalings() && !implied_gemma_scalings(c)) {
     throw_input_error("GGUF: the {} architecture has no keys for embedding/residual/attention/logit multipliers", arch);
   }
-  if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma)
+  if (c.arch == Architecture::kGemma2) {
+    w.set(key(arch, "attn_logit_softcapping"), GgufValue::f32(c.attn_logit_softcap));
+    w.set(key(arch, "final_logit_softcapping"), GgufValue::f32(c.final_logit_softcap));
+    w.set(key(arch, "attention.sliding_window"), u32(c.sliding_window));
+    for (int64_t l = 0; l < c.n_layers; ++l)
+      if (c.layer_slides(l) != (l % 2 == 0))
+        throw_input_error("GGUF: llama.cpp's gemma2 slides every even layer; layer {} differs", l);
+  } else if (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f || !c.sliding_layers.empty()) {
+    throw_input_error("GGUF: the {} architecture has no keys for norms after each block, soft-capping or sliding windows",
+                      arch);
+  }
+  if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2)
     throw_input_error("GGUF: the {} architecture's MLP is SwiGLU; the model's is GeGLU", arch);
   if (c.arch == Architecture::kSmolLM3) {
     for (int64_t l = 0; l < c.n_layers; ++l)

@@ -25,6 +25,11 @@ class ConfigReader {
     auto it = j_.find(key);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
+  // The key is there and null (transformers writes null for "none", e.g. no soft-capping).
+  bool has_null(const char* key) const {
+    auto it = j_.find(key);
+    return it != j_.end() && it->is_null();
+  }
   int64_t require_int(const char* key) const {
     const json* v = find(key);
     if (!v) throw_input_error("{}: missing key {}", source_, key);
@@ -126,6 +131,33 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
     case Architecture::kQwen3:
       refuse_sliding_window(r);
       return;
+    case Architecture::kGemma2: {
+      // Gemma2Config's defaults where a key is missing; null caps mean none.
+      c.sandwich_norms = true;
+      c.attention_multiplier =
+          static_cast<float>(1.0 / std::sqrt(r.get_number("query_pre_attn_scalar", 256.0)));
+      c.attn_logit_softcap = static_cast<float>(r.get_number("attn_logit_softcapping", 0.0));
+      c.final_logit_softcap = static_cast<float>(r.get_number("final_logit_softcapping", 0.0));
+      if (!r.find("attn_logit_softcapping") && !r.has_null("attn_logit_softcapping")) c.attn_logit_softcap = 50.0f;
+      if (!r.find("final_logit_softcapping") && !r.has_null("final_logit_softcapping")) c.final_logit_softcap = 30.0f;
+      c.sliding_window = r.get_int("sliding_window", 4096);
+      c.sliding_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 0);
+      const json* types = r.find("layer_types");
+      if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != c.n_layers))
+        throw_input_error("{}: key layer_types must list {} entries", r.source(), c.n_layers);
+      for (int64_t l = 0; l < c.n_layers; ++l) {
+        if (!types) {
+          c.sliding_layers[static_cast<size_t>(l)] = l % 2 == 0;  // every even layer slides
+          continue;
+        }
+        const json& t = (*types)[static_cast<size_t>(l)];
+        const std::string s = t.is_string() ? t.get<std::string>() : "";
+        if (s != "sliding_attention" && s != "full_attention")
+          throw_input_error("{}: layer_types[{}] = {} (valid: sliding_attention, full_attention)", r.source(), l, t.dump());
+        c.sliding_layers[static_cast<size_t>(l)] = s == "sliding_attention";
+      }
+      return;
+    }
     case Architecture::kGemma:
       if (r.get_bool("use_bidirectional_attention", false))
         throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
@@ -185,7 +217,10 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   c.n_kv_heads = r.get_int("num_key_value_heads", c.n_heads);
   // transformers' defaults where config.json leaves a key out: Qwen3Config's head_dim is 128,
   // SmolLM3Config ties the embeddings.
-  c.head_dim = r.get_int("head_dim", c.arch == Architecture::kQwen3 ? 128 : c.n_heads > 0 ? c.dim / c.n_heads : 0);
+  c.head_dim = r.get_int("head_dim", c.arch == Architecture::kQwen3    ? 128
+                                     : c.arch == Architecture::kGemma2 ? 256
+                                     : c.n_heads > 0                   ? c.dim / c.n_heads
+                                                                       : 0);
   c.ffn_dim = r.require_int("intermediate_size");
   c.vocab_size = r.require_int("vocab_size");
   c.max_positions = r.get_int("max_position_embeddings", 2048);
@@ -198,8 +233,8 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   if (rope_parameters) theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
   c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3 ? 1e-5 : 1e-6));
-  c.tied_embeddings =
-      r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 || c.arch == Architecture::kGemma);
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 ||
+                                                            c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
   const ArchitectureInfo& info = architecture_info(c.arch);
@@ -209,7 +244,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
     throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
   read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
-  if (c.arch == Architecture::kGemma) {
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {
     // GemmaConfig runs every "gelu" spelling as the tanh form (hidden_activation, or hidden_act).
     const json* act = r.find("hidden_activation");
     if (!act) act = r.find("hidden_act");
@@ -297,6 +332,16 @@ std::string hf_config_json(const ModelConfig& c) {
   if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
     j["partial_rotary_factor"] = static_cast<double>(c.rotary_dim) / static_cast<double>(c.head_dim);
   if (c.arch == Architecture::kPhi3) j["sliding_window"] = nullptr;
+  if (c.arch == Architecture::kGemma2) {
+    const double scale = c.attention_scale();
+    j["query_pre_attn_scalar"] = std::round(1.0 / (scale * scale) * 1e6) / 1e6;
+    j["attn_logit_softcapping"] = c.attn_logit_softcap > 0.0f ? json(tidy(c.attn_logit_softcap)) : json(nullptr);
+    j["final_logit_softcapping"] = c.final_logit_softcap > 0.0f ? json(tidy(c.final_logit_softcap)) : json(nullptr);
+    j["sliding_window"] = c.sliding_window;
+    std::vector<std::string> types;
+    for (int64_t l = 0; l < c.n_layers; ++l) types.push_back(c.layer_slides(l) ? "sliding_attention" : "full_attention");
+    j["layer_types"] = types;
+  }
   if (c.long_rope.enabled()) {
     auto doubles = [](const std::vector<float>& v) {
       std::vector<double> out;

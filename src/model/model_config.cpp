@@ -18,6 +18,7 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false, false, false},
     {A::kPhi3, "phi3", "Phi3ForCausalLM", false, false, false, true, false},
     {A::kGemma, "gemma", "GemmaForCausalLM", false, false, false, false, true},
+    {A::kGemma2, "gemma2", "Gemma2ForCausalLM", false, false, false, false, true},
 };
 
 }  // namespace
@@ -78,6 +79,11 @@ void ModelConfig::validate(std::string_view source) const {
       throw_input_error("{}: longrope original_max_position_embeddings and attention_factor must be positive", source);
     if (rope_scaling.enabled()) throw_input_error("{}: llama3 and longrope scaling at once", source);
   }
+  if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != n_layers)
+    throw_input_error("{}: layer_types lists {} layers for a model of {}", source, sliding_layers.size(), n_layers);
+  if (sliding_window < 0) throw_input_error("{}: sliding_window must be positive, got {}", source, sliding_window);
+  for (float cap : {attn_logit_softcap, final_logit_softcap})
+    if (!(std::isfinite(cap) && cap >= 0.0f)) throw_input_error("{}: a soft-capping value is {} (must be positive)", source, cap);
   if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != n_layers)
     throw_input_error("{}: no_rope_layers lists {} layers for a model of {}", source, rope_layers.size(), n_layers);
   for (float m : {embedding_multiplier, residual_multiplier, logits_scaling})

@@ -12,7 +12,7 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2 };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
@@ -29,7 +29,7 @@ const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
 // The architecture called `name`, or nullptr.
 const ArchitectureInfo* find_architecture(std::string_view name);
-// "llama, qwen2, qwen3, granite, smollm3, phi3, gemma" for messages.
+// "llama, qwen2, qwen3, granite, smollm3, phi3, gemma, gemma2" for messages.
 std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.
@@ -81,6 +81,15 @@ struct ModelConfig {
   // SmolLM3: per layer, 1 when it applies rotary embedding, 0 when it does not (NoPE). Empty:
   // every layer does.
   std::vector<uint8_t> rope_layers;
+  // Gemma 2: norms on the attention and MLP outputs too (before each residual add), with the MLP's
+  // input norm its own (pre_feedforward_layernorm); attention scores and logits soft-capped,
+  // x -> cap * tanh(x / cap) (0: no cap); sliding-window layers, where a query sees its own and
+  // the sliding_window - 1 keys before it.
+  bool sandwich_norms = false;
+  float attn_logit_softcap = 0.0f;
+  float final_logit_softcap = 0.0f;
+  int64_t sliding_window = 0;
+  std::vector<uint8_t> sliding_layers;  // per layer 1 = sliding window; empty: none
   int64_t max_positions = 2048;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
@@ -88,6 +97,9 @@ struct ModelConfig {
 
   bool layer_uses_rope(int64_t layer) const {
     return rope_layers.empty() || rope_layers[static_cast<size_t>(layer)] != 0;
+  }
+  bool layer_slides(int64_t layer) const {
+    return sliding_window > 0 && !sliding_layers.empty() && sliding_layers[static_cast<size_t>(layer)] != 0;
   }
   float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
   int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }

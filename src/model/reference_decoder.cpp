@@ -125,6 +125,10 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
     auto get = [&](const char* suffix, const Shape& shape) { return checked(weights, wn::layer(i, suffix), shape); };
     l.input_norm = get("input_layernorm.weight", {c.dim});
     l.post_norm = get("post_attention_layernorm.weight", {c.dim});
+    if (c.sandwich_norms) {
+      l.pre_ffn_norm = get("pre_feedforward_layernorm.weight", {c.dim});
+      l.post_ffn_norm = get("post_feedforward_layernorm.weight", {c.dim});
+    }
     l.wq = get("self_attn.q_proj.weight", {q_dim, c.dim});
     l.wk = get("self_attn.k_proj.weight", {kv_dim, c.dim});
     l.wv = get("self_attn.v_proj.weight", {kv_dim, c.dim});
@@ -181,7 +185,10 @@ void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos, int6
 
 // Causal attention of the n new queries (already rotated) against the cache, which holds the
 // keys/values of positions [0, position_ + n). Query head h reads kv head h / (n_heads / n_kv).
-void ReferenceDecoder::attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const {
+// Scores are soft-capped where the family caps them; a sliding layer's query at position p sees
+// the keys (p - sliding_window, p].
+void ReferenceDecoder::attention(Layer& layer, bool slides, const std::vector<float>& q, int64_t n,
+                                 std::vector<float>& out) const {
   const ModelConfig& c = config_;
   const int64_t d = c.head_dim, kv_dim = c.n_kv_heads * d, q_dim = c.n_heads * d;
   const int64_t group = c.n_heads / c.n_kv_heads;
@@ -191,21 +198,24 @@ void ReferenceDecoder::attention(Layer& layer, const std::vector<float>& q, int6
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / c.n_heads, h = item % c.n_heads, kvh = h / group;
       const int64_t visible = position_ + t + 1;  // causal: keys 0 .. own position
+      const int64_t first = slides ? std::max<int64_t>(0, visible - c.sliding_window) : 0;
       const float* qv = q.data() + t * q_dim + h * d;
       scores.resize(static_cast<size_t>(visible));
       float max_score = -INFINITY;
-      for (int64_t j = 0; j < visible; ++j) {
+      const float cap = c.attn_logit_softcap;
+      for (int64_t j = first; j < visible; ++j) {
         scores[j] = dot(qv, layer.k_cache.data() + j * kv_dim + kvh * d, d) * scale;
+        if (cap > 0.0f) scores[j] = std::tanh(scores[j] / cap) * cap;
         max_score = std::max(max_score, scores[j]);
       }
       float sum = 0.0f;
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < visible; ++j) {
         scores[j] = std::exp(scores[j] - max_score);
         sum += scores[j];
       }
       float* o = out.data() + t * q_dim + h * d;
       std::fill(o, o + d, 0.0f);
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < visible; ++j) {
         const float p = scores[j] / sum;
         const float* vv = layer.v_cache.data() + j * kv_dim + kvh * d;
         for (int64_t e = 0; e < d; ++e) o[e] += p * vv[e];
@@ -241,9 +251,9 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
       for (int64_t i = 0; i < n * dim; ++i) x[i] += out[i] * c.residual_multiplier;
     }
   };
-  int64_t layer_index = 0;
 
   for (Layer& l : layers_) {
+    const int64_t li = &l - layers_.data();
     rms_norm(x.data(), n, dim, l.input_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.wq, c.qkv_bias ? &l.bq : nullptr, q.data());
     linear(xn.data(), n, dim, l.wk, c.qkv_bias ? &l.bk : nullptr, k.data());
@@ -252,7 +262,7 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
       rms_norm(q.data(), n * c.n_heads, d, l.q_norm, c.norm_eps, q.data());
       rms_norm(k.data(), n * c.n_kv_heads, d, l.k_norm, c.norm_eps, k.data());
     }
-    if (c.layer_uses_rope(layer_index++)) {
+    if (c.layer_uses_rope(li)) {
       for (int64_t t = 0; t < n; ++t) {
         apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t, position_ + n);
         apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t, position_ + n);
@@ -260,11 +270,12 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     }
     l.k_cache.insert(l.k_cache.end(), k.begin(), k.end());
     l.v_cache.insert(l.v_cache.end(), v.begin(), v.end());
-    attention(l, q, n, attn);
+    attention(l, c.layer_slides(li), q, n, attn);
     linear(attn.data(), n, q_dim, l.wo, nullptr, proj.data());
+    if (c.sandwich_norms) rms_norm(proj.data(), n, dim, l.post_norm, c.norm_eps, proj.data());
     add_residual(proj);
 
-    rms_norm(x.data(), n, dim, l.post_norm, c.norm_eps, xn.data());
+    rms_norm(x.data(), n, dim, c.sandwich_norms ? l.pre_ffn_norm : l.post_norm, c.norm_eps, xn.data());
     linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
     linear(xn.data(), n, dim, l.w_up, nullptr, up.data());
     // SwiGLU: silu(gate) * up; GeGLU: gelu_tanh(gate) * up.
@@ -272,6 +283,7 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     else kernels::scalar::silu(gate.data(), n * c.ffn_dim);
     kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
     linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
+    if (c.sandwich_norms) rms_norm(proj.data(), n, dim, l.post_ffn_norm, c.norm_eps, proj.data());
     add_residual(proj);
   }
   position_ += n;
@@ -280,9 +292,12 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
 }
 
 // Granite divides the logits by logits_scaling (a division, as transformers does it).
+// Gemma 2 soft-caps them: cap * tanh(logits / cap).
 void ReferenceDecoder::scale_logits(std::vector<float>& logits) const {
-  if (config_.logits_scaling == 1.0f) return;
-  for (float& v : logits) v /= config_.logits_scaling;
+  if (config_.logits_scaling != 1.0f)
+    for (float& v : logits) v /= config_.logits_scaling;
+  if (const float cap = config_.final_logit_softcap; cap > 0.0f)
+    for (float& v : logits) v = std::tanh(v / cap) * cap;
 }
 
 std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {

@@ -42,6 +42,7 @@ class ReferenceDecoder {
  private:
   struct Layer {
     Tensor input_norm, post_norm;
+    Tensor pre_ffn_norm, post_ffn_norm;  // undefined unless sandwich_norms (post_norm then follows attention)
     Tensor wq, wk, wv, wo, bq, bk, bv;  // biases undefined unless qkv_bias
     Tensor q_norm, k_norm;              // undefined unless qk_norm
     Tensor w_gate, w_up, w_down;
@@ -50,7 +51,7 @@ class ReferenceDecoder {
 
   // Hidden states after the final norm for `tokens`, row-major [n, dim].
   std::vector<float> run_layers(std::span<const int32_t> tokens);
-  void attention(Layer& layer, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
+  void attention(Layer& layer, bool slides, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
   void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len) const;
   void scale_logits(std::vector<float>& logits) const;
 

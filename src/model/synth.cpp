@@ -93,10 +93,18 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
   }
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
-  if (c.arch == Architecture::kGemma) {  // GeGLU, embeddings times sqrt(dim), always tied
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {  // GeGLU, sqrt(dim), always tied
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
     c.tied_embeddings = true;
+  }
+  if (c.arch == Architecture::kGemma2) {  // Gemma 2's caps; every even layer slides, over the whole context
+    c.sandwich_norms = true;
+    c.attn_logit_softcap = 50.0f;
+    c.final_logit_softcap = 30.0f;
+    c.sliding_window = c.max_positions;
+    c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
+    for (int64_t l = 0; l < c.n_layers; l += 2) c.sliding_layers[static_cast<size_t>(l)] = 1;
   }
   c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;

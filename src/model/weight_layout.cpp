@@ -51,6 +51,10 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
     }
     out.push_back({wn::layer(i, "self_attn.o_proj.weight"), {c.dim, q}});
     out.push_back({wn::layer(i, "post_attention_layernorm.weight"), {c.dim}});
+    if (c.sandwich_norms) {
+      out.push_back({wn::layer(i, "pre_feedforward_layernorm.weight"), {c.dim}});
+      out.push_back({wn::layer(i, "post_feedforward_layernorm.weight"), {c.dim}});
+    }
     out.push_back({wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}});
     out.push_back({wn::layer(i, "mlp.up_proj.weight"), {c.ffn_dim, c.dim}});
     out.push_back({wn::layer(i, "mlp.down_proj.weight"), {c.dim, c.ffn_dim}});
@@ -64,6 +68,19 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming nami
   const bool gguf = naming == StoredNaming::kGguf;
   auto stored_name = [&](const std::string& canonical) {
     if (!gguf) return canonical;
+    // With norms around both blocks (gemma2), llama.cpp's names follow the role: the MLP's input
+    // norm is ffn_norm, the attention output's post_attention_norm, the MLP output's post_ffw_norm.
+    if (c.sandwich_norms) {
+      for (const auto& [hf, gg] : {std::pair{"post_attention_layernorm.weight", "post_attention_norm.weight"},
+                                   std::pair{"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+                                   std::pair{"post_feedforward_layernorm.weight", "post_ffw_norm.weight"}}) {
+        const std::string suffix = std::string(".") + hf;
+        if (canonical.size() > suffix.size() && canonical.compare(canonical.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          const std::string layer = canonical.substr(0, canonical.size() - suffix.size());  // model.layers.N
+          return fmt::format("blk.{}.{}", layer.substr(layer.rfind('.') + 1), gg);
+        }
+      }
+    }
     auto n = gguf_name_of(canonical);
     if (!n) throw_failure("internal: tensor {} has no GGUF name", canonical);
     return *n;

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -55,7 +55,19 @@ CASES = {
     # head wider than hidden / heads.
     "gemma_geglu": ("gemma", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=10000.0,
                                   extra=dict(head_dim=24, hidden_activation="gelu_pytorch_tanh")), True),
+    # Norms after both blocks, soft-capped scores and logits (small caps, so the tanh bends), every
+    # even layer over a sliding window of 8 tokens (the 64-token sequence slides well past it).
+    "gemma2_caps": ("gemma2", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                   extra=dict(head_dim=16, query_pre_attn_scalar=16, attn_logit_softcapping=2.0,
+                                              final_logit_softcapping=5.0, sliding_window=8,
+                                              num_hidden_layers=3)), True),
+    # query_pre_attn_scalar apart from head_dim (27B-style): HF only, GGUF keeps no such key.
+    "gemma2_query_scalar": ("gemma2", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                           extra=dict(head_dim=16, query_pre_attn_scalar=24, sliding_window=8,
+                                                      attn_logit_softcapping=None, final_logit_softcapping=None)),
+                            True),
 }
+NO_GGUF = {"gemma2_query_scalar"}
 
 MODELS = {
     "llama": (LlamaConfig, LlamaForCausalLM),
@@ -65,6 +77,7 @@ MODELS = {
     "smollm3": (SmolLM3Config, SmolLM3ForCausalLM),
     "phi3": (Phi3Config, Phi3ForCausalLM),
     "gemma": (GemmaConfig, GemmaForCausalLM),
+    "gemma2": (Gemma2Config, Gemma2ForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
@@ -83,13 +96,15 @@ def make_model(arch, kw, tied, seed):
     common.update(kw.get("extra", {}))
     torch.manual_seed(seed)
     config_cls, model_cls = MODELS[arch]
-    model = model_cls(config_cls(**common))
+    config = config_cls(**common)
+    config._attn_implementation = "eager"  # the reference form (sdpa cannot soft-cap gemma2's scores)
+    model = model_cls(config)
     # Default init gives zero biases and unit norms; randomise everything so every term matters.
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):  # gemma stores w - 1: its norms multiply by 1 + w
-                p.copy_((0.0 if arch == "gemma" else 1.0) + 0.2 * torch.randn(p.shape, generator=gen))
+                p.copy_((0.0 if arch.startswith("gemma") else 1.0) + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
             elif "embed_tokens" in name:
@@ -157,6 +172,10 @@ def write_gguf(path, name, arch, model, kw, tied):
     if head_dim * n_head != cfg.hidden_size:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if arch == "gemma2":
+        w.add_attn_logit_softcapping(cfg.attn_logit_softcapping or 0.0)
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping or 0.0)
+        w.add_sliding_window(cfg.sliding_window)
     if arch == "granite":
         w.add_embedding_scale(cfg.embedding_multiplier)
         w.add_residual_scale(cfg.residual_multiplier)
@@ -178,7 +197,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_eos_token_id(257)
 
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
-    if arch == "gemma":  # convert_hf_to_gguf's GemmaModel: every norm weight + 1
+    if arch.startswith("gemma"):  # convert_hf_to_gguf's Gemma models: every norm weight + 1
         sd = {k: (v + 1.0 if k.endswith("norm.weight") else v) for k, v in sd.items()}
     w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
     longrope = "rope_scaling" in kw and kw["rope_scaling"]["rope_type"] == "longrope"
@@ -217,7 +236,12 @@ def write_gguf(path, name, arch, model, kw, tied):
             w.add_tensor(f"blk.{i}.attn_q_norm.weight", sd[p + "self_attn.q_norm.weight"])
             w.add_tensor(f"blk.{i}.attn_k_norm.weight", sd[p + "self_attn.k_norm.weight"])
         w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
-        w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+        if arch == "gemma2":  # llama.cpp's names by role around both blocks
+            w.add_tensor(f"blk.{i}.post_attention_norm.weight", sd[p + "post_attention_layernorm.weight"])
+            w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "pre_feedforward_layernorm.weight"])
+            w.add_tensor(f"blk.{i}.post_ffw_norm.weight", sd[p + "post_feedforward_layernorm.weight"])
+        else:
+            w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
         w.add_tensor(f"blk.{i}.ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
         w.add_tensor(f"blk.{i}.ffn_up.weight", sd[p + "mlp.up_proj.weight"])
         w.add_tensor(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
@@ -255,8 +279,9 @@ def main():
         folder = os.path.join(out, name)
         model.save_pretrained(folder, safe_serialization=True)
         legacy_rope_keys(folder, kw)
-        gguf_path = os.path.join(out, name + ".gguf")
-        write_gguf(gguf_path, name, arch, model, kw, tied)
+        gguf_path = None if name in NO_GGUF else os.path.join(out, name + ".gguf")
+        if gguf_path:
+            write_gguf(gguf_path, name, arch, model, kw, tied)
         gen = torch.Generator().manual_seed(7 + seed)
         tokens = torch.randint(0, VOCAB, (1, N_TOKENS), generator=gen)
         with torch.no_grad():

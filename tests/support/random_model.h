@@ -37,16 +37,29 @@ inline void set_family_features(ModelConfig& c) {
   c.long_rope = {};
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
   c.ffn_activation = FfnActivation::kSilu;
-  if (c.arch == Architecture::kGemma) {
+  c.sandwich_norms = false;
+  c.attn_logit_softcap = c.final_logit_softcap = 0.0f;
+  c.sliding_window = 0;
+  c.sliding_layers.clear();
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  }
+  if (c.arch == Architecture::kGemma2) {  // caps small enough to bend the random model's scores
+    c.sandwich_norms = true;
+    c.attn_logit_softcap = 2.0f;
+    c.final_logit_softcap = 5.0f;
+    c.attention_multiplier = 1.0f / std::sqrt(20.0f);  // query_pre_attn_scalar 20
+    c.sliding_window = 32;                             // >= the graph tests' contexts
+    c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
+    c.sliding_layers[0] = 1;
   }
 }
 
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
   return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3,
-          Architecture::kGemma};
+          Architecture::kGemma, Architecture::kGemma2};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
@@ -88,6 +101,10 @@ inline Weights random_weights(const ModelConfig& c, uint32_t seed) {
     const float in_scale = 1.5f / std::sqrt(static_cast<float>(c.dim));
     add(wn::layer(i, "input_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
     add(wn::layer(i, "post_attention_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
+    if (c.sandwich_norms) {
+      add(wn::layer(i, "pre_feedforward_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
+      add(wn::layer(i, "post_feedforward_layernorm.weight"), {c.dim}, 0.2f, 1.0f);
+    }
     add(wn::layer(i, "self_attn.q_proj.weight"), {q_dim, c.dim}, in_scale);
     add(wn::layer(i, "self_attn.k_proj.weight"), {kv_dim, c.dim}, in_scale);
     add(wn::layer(i, "self_attn.v_proj.weight"), {kv_dim, c.dim}, in_scale);
