@@ -52,7 +52,8 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(unsupported("codegen2_1b", "codegen", "CodeGen architecture (parallel attention and MLP, fused qkv)"));
     v.push_back(supported("gemma-2b", "gemma", A::kGemma, 2048, 18, 8, 1, 256000, C::kGemma, {"sentencepiece", "spm"},
                           "gemma-2b"));
-    v.push_back(unsupported("gemma2-2b", "gemma2", "Gemma 2 architecture (logit soft-capping, sliding-window layers)"));
+    v.push_back(supported("gemma2-2b", "gemma2", A::kGemma2, 2304, 26, 8, 4, 256000, C::kGemma, {"sentencepiece", "spm"},
+                          "gemma2-2b"));
     v.push_back(unsupported("gemma3-1b", "gemma3", "Gemma 3 architecture (q/k norms, sliding-window layers)"));
     v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,
                           "granite_3_3-2b"));

@@ -67,7 +67,9 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                                  "layers.0.attn.k_proj.out"},
                           Family{"phi_4_mini", Architecture::kPhi3, ChatFormat::kPhi, "16a4w_block:16", ""},
                           Family{"gemma-2b", Architecture::kGemma, ChatFormat::kGemma, "16a4w_block:64",
-                                 "layers.17.attn.v_proj.out"}}) {
+                                 "layers.17.attn.v_proj.out"},
+                          Family{"gemma2-2b", Architecture::kGemma2, ChatFormat::kGemma, "16a4w_block:32",
+                                 "layers.25.attn.v_proj.out"}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -84,7 +86,7 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 13u);
+  EXPECT_EQ(native, 14u);
   EXPECT_EQ(quant::default_recipe("phi_4_mini", 32, 3072).scheme_for("layers.5.attn.v_proj.out"), quant::parse_scheme("8a4w"));
 }
 
@@ -134,10 +136,10 @@ TEST(ModelLookup, MismatchNamesBothSidesAndEveryDifference) {
 TEST(ModelLookup, UnsupportedAndUnknownNamesAreBadInput) {
   const ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
   try {
-    resolve_model("gemma2-2b", c, "g.gguf", ChatFormat::kNone, "");
+    resolve_model("codegen2_1b", c, "g.gguf", ChatFormat::kNone, "");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("gemma2-2b is not built natively"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("codegen2_1b is not built natively"), std::string::npos) << e.what();
   }
   try {
     resolve_model("gpt5", c, "g.gguf", ChatFormat::kNone, "");
