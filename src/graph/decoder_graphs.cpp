@@ -41,10 +41,10 @@ ModelMode model_mode_from_name(std::string_view name, std::string_view option) {
   throw_input_error("{}: unknown model mode '{}' (valid: kv, hybrid)", option, name);
 }
 
-std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len) {
+std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len, bool local) {
   // A static graph picks longrope's factors once, for the context it is built for (as llama.cpp
   // does by its context size; HF switches per sequence length).
-  const std::vector<float> inv_freq = rope_inv_freq(config, max_context_len);
+  const std::vector<float> inv_freq = rope_inv_freq(config, max_context_len, local);
   const int64_t hd = config.rotary_dims(), half = hd / 2;
   const float factor = config.long_rope.enabled() ? config.long_rope.attention_factor : 1.0f;
   Tensor cos = Tensor::zeros(DType::kF32, {max_context_len, hd});
@@ -102,6 +102,16 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
 
   const ValueId cos = g->add_op(OpKind::kGather, {cos_table, pos}, "rope.cos");
   const ValueId sin = g->add_op(OpKind::kGather, {sin_table, pos}, "rope.sin");
+  // Gemma 3's sliding layers rotate with their own base: a second pair of tables.
+  ValueId local_cos = -1, local_sin = -1;
+  for (int64_t l = 0; l < c.n_layers && local_cos < 0; ++l) {
+    if (!c.layer_uses_local_rope(l)) continue;
+    auto [lc, ls] = rope_tables(c, CL, /*local=*/true);
+    local_cos = g->add_op(OpKind::kGather, {g->add_constant("rope.local_cos_table", std::make_shared<const Tensor>(std::move(lc))), pos},
+                          "rope.local_cos");
+    local_sin = g->add_op(OpKind::kGather, {g->add_constant("rope.local_sin_table", std::make_shared<const Tensor>(std::move(ls))), pos},
+                          "rope.local_sin");
+  }
   const ValueId mask5 = g->add_op(OpKind::kReshape, {mask}, "atten_mask.groups", {{"shape", ints({1, 1, 1, ar, CL})}});
   ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
   if (c.embedding_multiplier != 1.0f)
@@ -142,14 +152,16 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     };
     // Rope on the leading rotary dims of each head; the rest passes through (partial rotary).
     const int64_t rd = c.rotary_dims();
+    const bool local = c.layer_uses_local_rope(l);
+    const ValueId lcos = local ? local_cos : cos, lsin = local ? local_sin : sin;
     auto rope = [&](ValueId x, const char* which) {
       const std::string n = fmt::format("{}attn.{}", p, which);
-      if (rd == hd) return g->add_op(OpKind::kRope, {x, cos, sin}, n + ".rope");
+      if (rd == hd) return g->add_op(OpKind::kRope, {x, lcos, lsin}, n + ".rope");
       const ValueId rot = g->add_op(OpKind::kSlice, {x}, n + ".rot",
                                     {{"axis", int64_t{3}}, {"start", int64_t{0}}, {"end", rd}});
       const ValueId pass = g->add_op(OpKind::kSlice, {x}, n + ".pass",
                                      {{"axis", int64_t{3}}, {"start", rd}, {"end", hd}});
-      const ValueId rotated = g->add_op(OpKind::kRope, {rot, cos, sin}, n + ".rope");
+      const ValueId rotated = g->add_op(OpKind::kRope, {rot, lcos, lsin}, n + ".rope");
       return g->add_op(OpKind::kConcat, {rotated, pass}, n + ".rope_all", {{"axis", int64_t{3}}});
     };
     ValueId q_rope = heads(q, "q", H, c.qk_norm), k_rope = heads(k, "k", KV, c.qk_norm);

@@ -63,6 +63,7 @@ std::shared_ptr<Graph> build_tok_embedding_graph(std::shared_ptr<const Weights> 
 // RoPE tables [CL, rotary dims] (cos, then sin) for positions 0..CL-1, HF rotate-half layout
 // (the frequencies repeated twice), with llama3 scaling or longrope (factors chosen for CL,
 // attention factor applied) when the config has it.
-std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len);
+// `local`: with the sliding layers' own base (gemma3).
+std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_context_len, bool local = false);
 
 }  // namespace genai::graph

@@ -27,7 +27,7 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
       throw_input_error("{}: tensor rope_freqs.weight: expected {} values (head_dim / 2), got {}", src,
                         c.head_dim / 2, t.numel());
     std::vector<float> factors(t.data<float>(), t.data<float>() + t.numel());
-    const int64_t orig = file.get_int(std::string(architecture_name(c.arch)) + ".rope.scaling.original_context_length")
+    const int64_t orig = file.get_int(std::string(architecture_info(c.arch).gguf_name) + ".rope.scaling.original_context_length")
                              .value_or(8192);
     bool all_one = true;
     for (float f : factors) all_one = all_one && f == 1.0f;

@@ -19,11 +19,17 @@ float gemma2_gguf_attention_scale(const ModelConfig& c) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
 }
 
+// llama.cpp's fixed sliding patterns: gemma2 every even layer, gemma3 five of every six.
+bool gemma_gguf_layer_slides(const ModelConfig& c, int64_t l) {
+  return c.arch == Architecture::kGemma2 ? l % 2 == 0 : l % 6 < 5;
+}
+
 // The scalings a gemma GGUF file implies without keys: embeddings times sqrt(dim), gemma2's
 // attention scale by llama.cpp's rule.
 bool implied_gemma_scalings(const ModelConfig& c) {
-  if (c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2) return false;
-  const float attention = c.arch == Architecture::kGemma2 ? gemma2_gguf_attention_scale(c) : 0.0f;
+  const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
+  if (c.arch != Architecture::kGemma && !gemma23) return false;
+  const float attention = gemma23 ? gemma2_gguf_attention_scale(c) : 0.0f;
   return c.embedding_multiplier == ModelConfig::gemma_embedding_scale(c.dim) && c.residual_multiplier == 1.0f &&
          (c.attention_multiplier == attention || c.attention_multiplier == 0.0f) && c.logits_scaling == 1.0f;
 }
@@ -60,7 +66,11 @@ int32_t token_id(const GgufFile& f, const char* k, int32_t fallback) {
 ModelConfig gguf_read_config(const GgufFile& f) {
   const std::string arch = f.require_string("general.architecture");
   ModelConfig c;
-  c.arch = parse_architecture(arch, f.source(), "general.architecture");
+  const ArchitectureInfo* found = find_gguf_architecture(arch);
+  if (!found)
+    throw_input_error("{}: general.architecture '{}' is not supported (supported architectures: {})", f.source(), arch,
+                      supported_architectures());
+  c.arch = found->arch;
   auto positive = [&](const std::string& k) {
     const int64_t v = f.require_int(k);
     if (v <= 0) throw_input_error("{}: metadata key {} must be positive, got {}", f.source(), k, v);
@@ -106,18 +116,22 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     c.attention_multiplier = number("attention.scale");
     c.logits_scaling = number("logit_scale");
   }
-  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {  // GeGLU, embeddings times sqrt(dim)
+  const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
+  if (c.arch == Architecture::kGemma || gemma23) {  // GeGLU, embeddings times sqrt(dim)
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
   }
-  if (c.arch == Architecture::kGemma2) {
+  if (gemma23) {
     c.sandwich_norms = true;
     c.attn_logit_softcap = static_cast<float>(f.get_number(key(arch, "attn_logit_softcapping")).value_or(0.0));
     c.final_logit_softcap = static_cast<float>(f.get_number(key(arch, "final_logit_softcapping")).value_or(0.0));
     c.sliding_window = f.get_int(key(arch, "attention.sliding_window")).value_or(0);
     c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
-    for (int64_t l = 0; l < c.n_layers; l += 2) c.sliding_layers[static_cast<size_t>(l)] = 1;  // llama.cpp: even layers
+    for (int64_t l = 0; l < c.n_layers; ++l) c.sliding_layers[static_cast<size_t>(l)] = gemma_gguf_layer_slides(c, l);
     c.attention_multiplier = gemma2_gguf_attention_scale(c);
+    // llama.cpp's gemma3: the sliding layers' rope base 10000 unless the file says otherwise.
+    if (c.arch == Architecture::kGemma3)
+      c.rope_local_theta = static_cast<float>(f.get_number(key(arch, "rope.freq_base_swa")).value_or(10000.0));
   }
   if (c.arch == Architecture::kPhi3) {
     if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions)
@@ -140,7 +154,7 @@ ModelConfig gguf_read_config(const GgufFile& f) {
 }
 
 void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
-  const std::string arch(architecture_name(c.arch));
+  const std::string arch(architecture_info(c.arch).gguf_name);
   auto u32 = [](int64_t v) { return GgufValue::u32(static_cast<uint32_t>(v)); };
   w.set("general.architecture", GgufValue::string(arch));
   if (!c.name.empty()) w.set("general.name", GgufValue::string(c.name));
@@ -168,18 +182,20 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
   } else if (c.has_scalings() && !implied_gemma_scalings(c)) {
     throw_input_error("GGUF: the {} architecture has no keys for embedding/residual/attention/logit multipliers", arch);
   }
-  if (c.arch == Architecture::kGemma2) {
-    w.set(key(arch, "attn_logit_softcapping"), GgufValue::f32(c.attn_logit_softcap));
-    w.set(key(arch, "final_logit_softcapping"), GgufValue::f32(c.final_logit_softcap));
+  if (c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
+    if (c.attn_logit_softcap > 0.0f) w.set(key(arch, "attn_logit_softcapping"), GgufValue::f32(c.attn_logit_softcap));
+    if (c.final_logit_softcap > 0.0f) w.set(key(arch, "final_logit_softcapping"), GgufValue::f32(c.final_logit_softcap));
     w.set(key(arch, "attention.sliding_window"), u32(c.sliding_window));
+    if (c.rope_local_theta > 0.0f) w.set(key(arch, "rope.freq_base_swa"), GgufValue::f32(c.rope_local_theta));
     for (int64_t l = 0; l < c.n_layers; ++l)
-      if (c.layer_slides(l) != (l % 2 == 0))
-        throw_input_error("GGUF: llama.cpp's gemma2 slides every even layer; layer {} differs", l);
+      if (c.layer_slides(l) != gemma_gguf_layer_slides(c, l))
+        throw_input_error("GGUF: llama.cpp fixes {}'s sliding layers; layer {} differs", arch, l);
   } else if (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f || !c.sliding_layers.empty()) {
     throw_input_error("GGUF: the {} architecture has no keys for norms after each block, soft-capping or sliding windows",
                       arch);
   }
-  if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2)
+  if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2 &&
+      c.arch != Architecture::kGemma3)
     throw_input_error("GGUF: the {} architecture's MLP is SwiGLU; the model's is GeGLU", arch);
   if (c.arch == Architecture::kSmolLM3) {
     for (int64_t l = 0; l < c.n_layers; ++l)

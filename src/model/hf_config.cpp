@@ -131,23 +131,29 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
     case Architecture::kQwen3:
       refuse_sliding_window(r);
       return;
-    case Architecture::kGemma2: {
-      // Gemma2Config's defaults where a key is missing; null caps mean none.
+    case Architecture::kGemma2:
+    case Architecture::kGemma3: {
+      // Gemma2Config's / Gemma3TextConfig's defaults where a key is missing; null caps mean none.
+      const bool g2 = c.arch == Architecture::kGemma2;
       c.sandwich_norms = true;
       c.attention_multiplier =
           static_cast<float>(1.0 / std::sqrt(r.get_number("query_pre_attn_scalar", 256.0)));
       c.attn_logit_softcap = static_cast<float>(r.get_number("attn_logit_softcapping", 0.0));
       c.final_logit_softcap = static_cast<float>(r.get_number("final_logit_softcapping", 0.0));
-      if (!r.find("attn_logit_softcapping") && !r.has_null("attn_logit_softcapping")) c.attn_logit_softcap = 50.0f;
-      if (!r.find("final_logit_softcapping") && !r.has_null("final_logit_softcapping")) c.final_logit_softcap = 30.0f;
+      if (g2 && !r.find("attn_logit_softcapping") && !r.has_null("attn_logit_softcapping")) c.attn_logit_softcap = 50.0f;
+      if (g2 && !r.find("final_logit_softcapping") && !r.has_null("final_logit_softcapping")) c.final_logit_softcap = 30.0f;
       c.sliding_window = r.get_int("sliding_window", 4096);
+      const int64_t pattern = g2 ? 2 : r.get_int("sliding_window_pattern", 6);  // gemma3: every 6th layer is global
+      if (pattern <= 0) throw_input_error("{}: sliding_window_pattern must be positive, got {}", r.source(), pattern);
+      if (!g2 && r.get_bool("use_bidirectional_attention", false))
+        throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
       c.sliding_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 0);
       const json* types = r.find("layer_types");
       if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != c.n_layers))
         throw_input_error("{}: key layer_types must list {} entries", r.source(), c.n_layers);
       for (int64_t l = 0; l < c.n_layers; ++l) {
         if (!types) {
-          c.sliding_layers[static_cast<size_t>(l)] = l % 2 == 0;  // every even layer slides
+          c.sliding_layers[static_cast<size_t>(l)] = (l + 1) % pattern != 0;  // gemma2: every even layer slides
           continue;
         }
         const json& t = (*types)[static_cast<size_t>(l)];
@@ -219,6 +225,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   // SmolLM3Config ties the embeddings.
   c.head_dim = r.get_int("head_dim", c.arch == Architecture::kQwen3    ? 128
                                      : c.arch == Architecture::kGemma2 ? 256
+                                     : c.arch == Architecture::kGemma3 ? 256
                                      : c.n_heads > 0                   ? c.dim / c.n_heads
                                                                        : 0);
   c.ffn_dim = r.require_int("intermediate_size");
@@ -229,12 +236,33 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   const json* rope_parameters = r.find("rope_parameters");
   if (rope_parameters && !rope_parameters->is_object())
     throw_input_error("{}: rope_parameters must be an object", source);
-  double theta = 10000.0;
-  if (rope_parameters) theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
+  double theta = c.arch == Architecture::kGemma3 ? 1e6 : 10000.0;
+  // Gemma 3 keys its rope by layer type: rope_parameters {full_attention: {...}, sliding_attention:
+  // {...}} (transformers 5), or rope_theta and rope_local_base_freq (4.x).
+  const json* full_rope = rope_parameters ? ConfigReader(*rope_parameters, source).find("full_attention") : nullptr;
+  const json* local_rope = rope_parameters ? ConfigReader(*rope_parameters, source).find("sliding_attention") : nullptr;
+  if (full_rope || local_rope) {
+    if (!full_rope || !local_rope || !full_rope->is_object() || !local_rope->is_object())
+      throw_input_error("{}: rope_parameters by layer type needs full_attention and sliding_attention objects", source);
+    for (const json* p : {full_rope, local_rope}) {
+      const json* type = ConfigReader(*p, source).find("rope_type");
+      if (type && (!type->is_string() || type->get<std::string>() != "default"))
+        throw_input_error("{}: rope_parameters rope_type {} is not supported by layer type (supported: default)",
+                          source, type->dump());
+    }
+    theta = ConfigReader(*full_rope, source + " rope_parameters.full_attention").get_number("rope_theta", theta);
+    c.rope_local_theta = static_cast<float>(
+        ConfigReader(*local_rope, source + " rope_parameters.sliding_attention").get_number("rope_theta", 10000.0));
+  } else if (rope_parameters) {
+    theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
+  }
+  if (c.arch == Architecture::kGemma3 && !full_rope)
+    c.rope_local_theta = static_cast<float>(r.get_number("rope_local_base_freq", 10000.0));
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
   c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3 ? 1e-5 : 1e-6));
   c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 ||
-                                                            c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2);
+                                                            c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 ||
+                                                            c.arch == Architecture::kGemma3);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
   const ArchitectureInfo& info = architecture_info(c.arch);
@@ -244,7 +272,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
     throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
   read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
-  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
     // GemmaConfig runs every "gelu" spelling as the tanh form (hidden_activation, or hidden_act).
     const json* act = r.find("hidden_activation");
     if (!act) act = r.find("hidden_act");
@@ -257,7 +285,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
     throw_input_error("{}: hidden_act {} is not supported (supported: silu)", source, act->dump());
   }
   const json* rs = r.find("rope_scaling");
-  if (!rs) rs = rope_parameters;
+  if (!rs && !full_rope) rs = rope_parameters;
   if (rs) {
     if (!rs->is_object()) throw_input_error("{}: rope_scaling must be an object or null", source);
     ConfigReader s(*rs, source + " rope_scaling");
@@ -332,7 +360,8 @@ std::string hf_config_json(const ModelConfig& c) {
   if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
     j["partial_rotary_factor"] = static_cast<double>(c.rotary_dim) / static_cast<double>(c.head_dim);
   if (c.arch == Architecture::kPhi3) j["sliding_window"] = nullptr;
-  if (c.arch == Architecture::kGemma2) {
+  if (c.arch == Architecture::kGemma3 && c.rope_local_theta > 0.0f) j["rope_local_base_freq"] = tidy(c.rope_local_theta);
+  if (c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
     const double scale = c.attention_scale();
     j["query_pre_attn_scalar"] = std::round(1.0 / (scale * scale) * 1e6) / 1e6;
     j["attn_logit_softcapping"] = c.attn_logit_softcap > 0.0f ? json(tidy(c.attn_logit_softcap)) : json(nullptr);

@@ -11,14 +11,15 @@ using A = Architecture;
 
 // Where to add a family: one row here, its features in ModelConfig, and the readers' fields.
 constexpr ArchitectureInfo kArchitectures[] = {
-    {A::kLlama, "llama", "LlamaForCausalLM", true, false, false, false, false},
-    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", false, true, false, false, false},
-    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", false, false, true, false, false},
-    {A::kGranite, "granite", "GraniteForCausalLM", true, false, false, false, false},
-    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", true, false, false, false, false},
-    {A::kPhi3, "phi3", "Phi3ForCausalLM", false, false, false, true, false},
-    {A::kGemma, "gemma", "GemmaForCausalLM", false, false, false, false, true},
-    {A::kGemma2, "gemma2", "Gemma2ForCausalLM", false, false, false, false, true},
+    {A::kLlama, "llama", "LlamaForCausalLM", "llama", true, false, false, false, false},
+    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", "qwen2", false, true, false, false, false},
+    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", "qwen3", false, false, true, false, false},
+    {A::kGranite, "granite", "GraniteForCausalLM", "granite", true, false, false, false, false},
+    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", "smollm3", true, false, false, false, false},
+    {A::kPhi3, "phi3", "Phi3ForCausalLM", "phi3", false, false, false, true, false},
+    {A::kGemma, "gemma", "GemmaForCausalLM", "gemma", false, false, false, false, true},
+    {A::kGemma2, "gemma2", "Gemma2ForCausalLM", "gemma2", false, false, false, false, true},
+    {A::kGemma3, "gemma3_text", "Gemma3ForCausalLM", "gemma3", false, false, true, false, true},
 };
 
 }  // namespace
@@ -34,6 +35,12 @@ std::string_view architecture_name(Architecture a) { return architecture_info(a)
 const ArchitectureInfo* find_architecture(std::string_view name) {
   for (const auto& info : kArchitectures)
     if (info.name == name) return &info;
+  return nullptr;
+}
+
+const ArchitectureInfo* find_gguf_architecture(std::string_view name) {
+  for (const auto& info : kArchitectures)
+    if (info.gguf_name == name) return &info;
   return nullptr;
 }
 
@@ -81,6 +88,7 @@ void ModelConfig::validate(std::string_view source) const {
   }
   if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != n_layers)
     throw_input_error("{}: layer_types lists {} layers for a model of {}", source, sliding_layers.size(), n_layers);
+  if (rope_local_theta < 0.0f) throw_input_error("{}: the local rope base must be positive", source);
   if (sliding_window < 0) throw_input_error("{}: sliding_window must be positive, got {}", source, sliding_window);
   for (float cap : {attn_logit_softcap, final_logit_softcap})
     if (!(std::isfinite(cap) && cap >= 0.0f)) throw_input_error("{}: a soft-capping value is {} (must be positive)", source, cap);

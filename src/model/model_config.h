@@ -12,13 +12,14 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2 };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3 };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
   Architecture arch;
   std::string_view name;        // Hugging Face model_type and GGUF general.architecture
   std::string_view hf_class;    // config.json "architectures"
+  std::string_view gguf_name;   // general.architecture (llama.cpp's name)
   bool gguf_interleaved_qk;     // llama.cpp's converter permutes q/k rows (llama-style rope)
   bool qkv_bias;                // q/k/v projections carry a bias
   bool qk_norm;                 // per-head RMS norms on q and k before rope
@@ -29,7 +30,9 @@ const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
 // The architecture called `name`, or nullptr.
 const ArchitectureInfo* find_architecture(std::string_view name);
-// "llama, qwen2, qwen3, granite, smollm3, phi3, gemma, gemma2" for messages.
+// The architecture llama.cpp calls `name` (general.architecture), or nullptr.
+const ArchitectureInfo* find_gguf_architecture(std::string_view name);
+// "llama, qwen2, ..., gemma2, gemma3_text" for messages.
 std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.
@@ -90,6 +93,7 @@ struct ModelConfig {
   float final_logit_softcap = 0.0f;
   int64_t sliding_window = 0;
   std::vector<uint8_t> sliding_layers;  // per layer 1 = sliding window; empty: none
+  float rope_local_theta = 0.0f;        // gemma3: the sliding layers' rope base; 0 = rope_theta
   int64_t max_positions = 2048;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
@@ -103,6 +107,10 @@ struct ModelConfig {
   }
   float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
   int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // Layers whose rope has its own base (gemma3's sliding layers).
+  bool layer_uses_local_rope(int64_t layer) const {
+    return rope_local_theta > 0.0f && rope_local_theta != rope_theta && layer_slides(layer);
+  }
   // Gemma's embedding scale: sqrt(dim) rounded to float32, as transformers' normalizer.
   static float gemma_embedding_scale(int64_t dim) { return static_cast<float>(std::sqrt(static_cast<double>(dim))); }
   bool has_scalings() const {

@@ -74,7 +74,7 @@ Tensor checked(const Weights& weights, const std::string& name, const Shape& sha
 
 }  // namespace
 
-std::vector<float> rope_inv_freq(const ModelConfig& c, int64_t context) {
+std::vector<float> rope_inv_freq(const ModelConfig& c, int64_t context, bool local) {
   const int64_t rd = c.rotary_dims(), half = rd / 2;
   const LongRope& lr = c.long_rope;
   const std::vector<float>* ext =
@@ -84,7 +84,7 @@ std::vector<float> rope_inv_freq(const ModelConfig& c, int64_t context) {
     // HF: 1 / base ** (arange(0, d, 2).float() / d) over the rotary dims d, all in float32;
     // longrope: 1 / (factor * base ** ...).
     const float exponent = static_cast<float>(2 * i) / static_cast<float>(rd);
-    const float power = std::pow(c.rope_theta, exponent);
+    const float power = std::pow(local && c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta, exponent);
     inv[i] = 1.0f / (ext ? (*ext)[static_cast<size_t>(i)] * power : power);
   }
   if (!c.rope_scaling.enabled()) return inv;
@@ -148,6 +148,7 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
   }
   inv_freq_ = rope_inv_freq(c);
   if (c.long_rope.enabled()) long_inv_freq_ = rope_inv_freq(c, c.long_rope.original_max_positions + 1);
+  if (c.rope_local_theta > 0.0f) local_inv_freq_ = rope_inv_freq(c, 0, /*local=*/true);
 }
 
 void ReferenceDecoder::reset() {
@@ -162,10 +163,12 @@ void ReferenceDecoder::reset() {
 // dims r (all of the head unless partial), the pair (x[i], x[i + r/2]) rotates by angle
 // pos * inv_freq[i]; longrope scales cos and sin by its attention factor, and switches to the long
 // factors once the sequence passes the original context, as HF does for the tokens it then adds.
-void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len) const {
+void ReferenceDecoder::apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len, bool local) const {
   const int64_t d = config_.head_dim, half = config_.rotary_dims() / 2;
   const LongRope& lr = config_.long_rope;
-  const std::vector<float>& inv = lr.enabled() && seq_len > lr.original_max_positions ? long_inv_freq_ : inv_freq_;
+  const std::vector<float>& inv = local                                                 ? local_inv_freq_
+                                  : lr.enabled() && seq_len > lr.original_max_positions ? long_inv_freq_
+                                                                                        : inv_freq_;
   const float factor = lr.enabled() ? lr.attention_factor : 1.0f;
   for (int64_t i = 0; i < half; ++i) {
     const double angle = static_cast<double>(pos) * static_cast<double>(inv[i]);
@@ -264,8 +267,8 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     }
     if (c.layer_uses_rope(li)) {
       for (int64_t t = 0; t < n; ++t) {
-        apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t, position_ + n);
-        apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t, position_ + n);
+        apply_rope(q.data() + t * q_dim, c.n_heads, position_ + t, position_ + n, c.layer_uses_local_rope(li));
+        apply_rope(k.data() + t * kv_dim, c.n_kv_heads, position_ + t, position_ + n, c.layer_uses_local_rope(li));
       }
     }
     l.k_cache.insert(l.k_cache.end(), k.begin(), k.end());

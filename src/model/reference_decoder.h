@@ -52,19 +52,21 @@ class ReferenceDecoder {
   // Hidden states after the final norm for `tokens`, row-major [n, dim].
   std::vector<float> run_layers(std::span<const int32_t> tokens);
   void attention(Layer& layer, bool slides, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
-  void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len) const;
+  void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len, bool local) const;
   void scale_logits(std::vector<float>& logits) const;
 
   ModelConfig config_;
   Tensor embed_, final_norm_, head_;
   std::vector<Layer> layers_;
   std::vector<float> inv_freq_, long_inv_freq_;  // long: longrope past the original context
+  std::vector<float> local_inv_freq_;            // gemma3's sliding layers
   int64_t position_ = 0;
 };
 
 // Rotary inverse frequencies theta^(-2i/d), i < d/2 over the rotary dims d, with Llama 3 scaling
 // or longrope's factors (the long ones when `context` passes the original context) — the same
 // numbers as transformers' _compute_default/_llama3/_longrope_parameters.
-std::vector<float> rope_inv_freq(const ModelConfig& config, int64_t context = 0);
+// `local`: the sliding layers' own base (gemma3's rope_local_base_freq).
+std::vector<float> rope_inv_freq(const ModelConfig& config, int64_t context = 0, bool local = false);
 
 }  // namespace genai

@@ -51,7 +51,8 @@ std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "sm
 
 ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   ModelConfig c;
-  const ArchitectureInfo* info = find_architecture(arch);
+  const ArchitectureInfo* info = find_architecture(arch);  // HF's model_type, or llama.cpp's name
+  if (!info) info = find_gguf_architecture(arch);
   if (!info) throw_input_error("--arch: '{}' is not supported (supported: {})", arch, supported_architectures());
   c.arch = info->arch;
   c.qkv_bias = info->qkv_bias;
@@ -93,18 +94,24 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
   }
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
-  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {  // GeGLU, sqrt(dim), always tied
+  const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
+  if (c.arch == Architecture::kGemma || gemma23) {  // GeGLU, sqrt(dim), always tied
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
     c.tied_embeddings = true;
   }
-  if (c.arch == Architecture::kGemma2) {  // Gemma 2's caps; every even layer slides, over the whole context
+  if (gemma23) {  // gemma2: caps, every even layer slides; gemma3: five of six slide, with their own rope base
+    const bool g2 = c.arch == Architecture::kGemma2;
     c.sandwich_norms = true;
-    c.attn_logit_softcap = 50.0f;
-    c.final_logit_softcap = 30.0f;
+    c.attn_logit_softcap = g2 ? 50.0f : 0.0f;
+    c.final_logit_softcap = g2 ? 30.0f : 0.0f;
     c.sliding_window = c.max_positions;
     c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
-    for (int64_t l = 0; l < c.n_layers; l += 2) c.sliding_layers[static_cast<size_t>(l)] = 1;
+    for (int64_t l = 0; l < c.n_layers; ++l) c.sliding_layers[static_cast<size_t>(l)] = g2 ? l % 2 == 0 : l % 6 < 5;
+    if (!g2) {
+      c.rope_theta = 1e6f;
+      c.rope_local_theta = 10000.0f;
+    }
   }
   c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;

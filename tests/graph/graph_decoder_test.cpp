@@ -128,6 +128,7 @@ TEST(GraphDecoder, EveryFamilyFeatureChangesTheLogits) {
     c.ffn_activation = FfnActivation::kSilu;
     c.sandwich_norms = false;
     c.attn_logit_softcap = c.final_logit_softcap = 0.0f;
+    c.rope_local_theta = 0.0f;
     const auto tokens = random_tokens(6, c.vocab_size, 5);
     ReferenceDecoder a(*with), b(*without);
     EXPECT_GT(relative_error(a.forward(tokens), b.forward(tokens)), 1e-3);

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (Gemma2Config, Gemma2ForCausalLM, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -67,6 +67,12 @@ CASES = {
                                                       attn_logit_softcapping=None, final_logit_softcapping=None)),
                             True),
 }
+# q/k norms (1 + w), five of six layers sliding with their own rope base (10000; global 1e6).
+CASES["gemma3_local_rope"] = ("gemma3", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=1000000.0,
+                                             rope_nested=dict(sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+                                                              full_attention=dict(rope_type="default", rope_theta=1000000.0)),
+                                             extra=dict(head_dim=16, query_pre_attn_scalar=16, sliding_window=8,
+                                                        num_hidden_layers=6)), True)
 NO_GGUF = {"gemma2_query_scalar"}
 
 MODELS = {
@@ -78,13 +84,14 @@ MODELS = {
     "phi3": (Phi3Config, Phi3ForCausalLM),
     "gemma": (GemmaConfig, GemmaForCausalLM),
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
+    "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
 
 
 def make_model(arch, kw, tied, seed):
-    rope = {"rope_type": "default", "rope_theta": kw["rope_theta"]}
+    rope = kw.get("rope_nested") or {"rope_type": "default", "rope_theta": kw["rope_theta"]}
     if "rope_scaling" in kw:
         rope = dict(kw["rope_scaling"], rope_theta=kw["rope_theta"])
         if rope["rope_type"] == "longrope":
@@ -159,6 +166,8 @@ def write_gguf(path, name, arch, model, kw, tied):
     n_head, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_head
     w = GGUFWriter(path, arch)
+    if arch == "gemma3":
+        w.add_rope_freq_base_swa(kw["rope_nested"]["sliding_attention"]["rope_theta"]) if hasattr(w, "add_rope_freq_base_swa") else None
     w.add_name(name)
     w.add_context_length(cfg.max_position_embeddings)
     w.add_embedding_length(cfg.hidden_size)
@@ -167,11 +176,13 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
     w.add_rope_freq_base(kw["rope_theta"])
-    rot = getattr(model.model.rotary_emb, "inv_freq").numel() * 2
+    rot = int(head_dim * kw.get("rope_scaling", {}).get("partial_rotary_factor", 1.0))
     w.add_rope_dimension_count(rot)
     if head_dim * n_head != cfg.hidden_size:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if arch == "gemma3":
+        w.add_sliding_window(cfg.sliding_window)
     if arch == "gemma2":
         w.add_attn_logit_softcapping(cfg.attn_logit_softcapping or 0.0)
         w.add_final_logit_softcapping(cfg.final_logit_softcapping or 0.0)
@@ -232,11 +243,11 @@ def write_gguf(path, name, arch, model, kw, tied):
         if arch == "qwen2":
             for x in "qkv":
                 w.add_tensor(f"blk.{i}.attn_{x}.bias", sd[p + f"self_attn.{x}_proj.bias"])
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             w.add_tensor(f"blk.{i}.attn_q_norm.weight", sd[p + "self_attn.q_norm.weight"])
             w.add_tensor(f"blk.{i}.attn_k_norm.weight", sd[p + "self_attn.k_norm.weight"])
         w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
-        if arch == "gemma2":  # llama.cpp's names by role around both blocks
+        if arch in ("gemma2", "gemma3"):  # llama.cpp's names by role around both blocks
             w.add_tensor(f"blk.{i}.post_attention_norm.weight", sd[p + "post_attention_layernorm.weight"])
             w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "pre_feedforward_layernorm.weight"])
             w.add_tensor(f"blk.{i}.post_ffw_norm.weight", sd[p + "post_feedforward_layernorm.weight"])

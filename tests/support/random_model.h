@@ -41,7 +41,8 @@ inline void set_family_features(ModelConfig& c) {
   c.attn_logit_softcap = c.final_logit_softcap = 0.0f;
   c.sliding_window = 0;
   c.sliding_layers.clear();
-  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2) {
+  c.rope_local_theta = 0.0f;
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
   }
@@ -54,12 +55,21 @@ inline void set_family_features(ModelConfig& c) {
     c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
     c.sliding_layers[0] = 1;
   }
+  if (c.arch == Architecture::kGemma3) {  // layer 0 slides with its own rope base, the last is global
+    c.sandwich_norms = true;
+    c.attention_multiplier = 1.0f / std::sqrt(20.0f);
+    c.sliding_window = 32;
+    c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
+    c.sliding_layers[0] = 1;
+    c.rope_theta = 1e6f;
+    c.rope_local_theta = 10000.0f;
+  }
 }
 
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
   return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3,
-          Architecture::kGemma, Architecture::kGemma2};
+          Architecture::kGemma, Architecture::kGemma2, Architecture::kGemma3};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
