@@ -54,7 +54,8 @@ const std::vector<DecoderModelSpec>& table() {
                           "gemma-2b"));
     v.push_back(supported("gemma2-2b", "gemma2", A::kGemma2, 2304, 26, 8, 4, 256000, C::kGemma, {"sentencepiece", "spm"},
                           "gemma2-2b"));
-    v.push_back(unsupported("gemma3-1b", "gemma3", "Gemma 3 architecture (q/k norms, sliding-window layers)"));
+    v.push_back(supported("gemma3-1b", "gemma3", A::kGemma3, 1152, 26, 4, 1, 262144, C::kGemma, {"sentencepiece", "spm"},
+                          "gemma3-1b"));
     v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,
                           "granite_3_3-2b"));
     v.push_back(unsupported("granite_speech_3_3-2b", "granite_speech", "speech model (audio encoder)"));

@@ -96,6 +96,8 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     return block_recipe("16a4w_block:16", "qwen3-1_7b", {});
   if (n.find("qwen3") != std::string::npos)
     return block_recipe("16a4w_block:32", "qwen3-0_6b", {"layers\\.\\d+\\.mlp\\.down_proj\\.out"});
+  if (n.find("gemma3") != std::string::npos)
+    return block_recipe("16a4w_block:64", "gemma3-1b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
   if (n.find("gemma2") != std::string::npos)
     return block_recipe("16a4w_block:32", "gemma2-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
   if (n.find("gemma") != std::string::npos)  // gemma-2b
