@@ -67,7 +67,8 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
     for (size_t i = 0; i < parts.size(); ++i) {
       const std::string& name = stored.parts[i].name;
       const std::string kind = rotary_projection_kind(name);
-      if (unpermute && !kind.empty()) parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads);
+      if (unpermute && !kind.empty())
+        parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads, c.rotary_dims());
       m.weights.add(name, std::move(parts[i]));
     }
   }

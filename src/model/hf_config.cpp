@@ -127,6 +127,7 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
   switch (c.arch) {
     case Architecture::kLlama:
     case Architecture::kQwen2:
+    case Architecture::kGlm:
       return;
     case Architecture::kQwen3:
       refuse_sliding_window(r);
@@ -259,7 +260,10 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   if (c.arch == Architecture::kGemma3 && !full_rope)
     c.rope_local_theta = static_cast<float>(r.get_number("rope_local_base_freq", 10000.0));
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
-  c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3 ? 1e-5 : 1e-6));
+  c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3  ? 1e-5
+                                                                : c.arch == Architecture::kGlm ? 1.5625e-07
+                                                                                               : 1e-6));
+  if (c.arch == Architecture::kGlm && !r.find("head_dim")) c.head_dim = 128;  // GlmConfig's default
   c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 ||
                                                             c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 ||
                                                             c.arch == Architecture::kGemma3);
@@ -268,7 +272,9 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   const ArchitectureInfo& info = architecture_info(c.arch);
   c.qkv_bias = info.qkv_bias;
   c.qk_norm = info.qk_norm;
-  if (c.arch != Architecture::kQwen2 && r.get_bool("attention_bias", false))
+  if (c.arch == Architecture::kGlm && !r.get_bool("attention_bias", true))
+    throw_input_error("{}: attention_bias = false is not supported for glm", source);
+  if (c.arch != Architecture::kQwen2 && c.arch != Architecture::kGlm && r.get_bool("attention_bias", false))
     throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
   read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
@@ -307,8 +313,9 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
                         source, t);
     }
   }
-  // Partial rotary (phi-4-mini): top level (transformers 4) or in rope_parameters (5).
-  double partial = 1.0;
+  // Partial rotary (phi-4-mini, GLM): top level (transformers 4) or in rope_parameters (5); GLM's
+  // default is half of each head.
+  double partial = c.arch == Architecture::kGlm ? 0.5 : 1.0;
   if (rope_parameters) partial = ConfigReader(*rope_parameters, source).get_number("partial_rotary_factor", partial);
   partial = r.get_number("partial_rotary_factor", partial);
   if (!(partial > 0.0 && partial <= 1.0))
@@ -341,8 +348,8 @@ std::string hf_config_json(const ModelConfig& c) {
   };
   j["bos_token_id"] = c.bos_id >= 0 ? json(c.bos_id) : json(nullptr);
   j["eos_token_id"] = c.eos_id >= 0 ? json(c.eos_id) : json(nullptr);
-  if (c.arch != Architecture::kQwen2) {
-    j["attention_bias"] = false;
+  if (!c.qkv_bias || c.arch == Architecture::kGlm) {
+    j["attention_bias"] = c.qkv_bias;
     j["mlp_bias"] = false;
   }
   if (c.arch == Architecture::kGranite) {

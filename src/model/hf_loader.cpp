@@ -6,6 +6,7 @@
 #include "formats/safetensors_file.h"
 #include "model/hf_config.h"
 #include "model/loaders.h"
+#include "model/rotary_layout.h"
 #include "model/weight_layout.h"
 #include "model/weights.h"
 #include "tokenizer/chat_template.h"
@@ -53,6 +54,10 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     check_weight_shape(loc.file->source(), t.name, {t.name, t.shape}, loc.entry->shape);
     std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
     for (size_t i = 0; i < parts.size(); ++i) {
+      // GLM's checkpoints rotate interleaved pairs: rows to rotate-half order, as every graph uses.
+      const std::string kind = rotary_projection_kind(t.parts[i].name);
+      if (architecture_info(c.arch).hf_interleaved_qk && !kind.empty())
+        parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads, c.rotary_dims());
       if (hf_stores_norm_offset(c, t.parts[i].name)) {  // (1 + w) in float32, as transformers computes it
         Tensor shifted = Tensor::zeros(DType::kF32, parts[i].shape());
         for (int64_t k = 0; k < shifted.numel(); ++k) shifted.mutable_data<float>()[k] = 1.0f + parts[i].data<float>()[k];

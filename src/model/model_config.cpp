@@ -11,15 +11,22 @@ using A = Architecture;
 
 // Where to add a family: one row here, its features in ModelConfig, and the readers' fields.
 constexpr ArchitectureInfo kArchitectures[] = {
-    {A::kLlama, "llama", "LlamaForCausalLM", "llama", true, false, false, false, false},
-    {A::kQwen2, "qwen2", "Qwen2ForCausalLM", "qwen2", false, true, false, false, false},
-    {A::kQwen3, "qwen3", "Qwen3ForCausalLM", "qwen3", false, false, true, false, false},
-    {A::kGranite, "granite", "GraniteForCausalLM", "granite", true, false, false, false, false},
-    {A::kSmolLM3, "smollm3", "SmolLM3ForCausalLM", "smollm3", true, false, false, false, false},
-    {A::kPhi3, "phi3", "Phi3ForCausalLM", "phi3", false, false, false, true, false},
-    {A::kGemma, "gemma", "GemmaForCausalLM", "gemma", false, false, false, false, true},
-    {A::kGemma2, "gemma2", "Gemma2ForCausalLM", "gemma2", false, false, false, false, true},
-    {A::kGemma3, "gemma3_text", "Gemma3ForCausalLM", "gemma3", false, false, true, false, true},
+    {.arch = A::kLlama, .name = "llama", .hf_class = "LlamaForCausalLM", .gguf_name = "llama", .gguf_interleaved_qk = true},
+    {.arch = A::kQwen2, .name = "qwen2", .hf_class = "Qwen2ForCausalLM", .gguf_name = "qwen2", .qkv_bias = true},
+    {.arch = A::kQwen3, .name = "qwen3", .hf_class = "Qwen3ForCausalLM", .gguf_name = "qwen3", .qk_norm = true},
+    {.arch = A::kGranite, .name = "granite", .hf_class = "GraniteForCausalLM", .gguf_name = "granite",
+     .gguf_interleaved_qk = true},
+    {.arch = A::kSmolLM3, .name = "smollm3", .hf_class = "SmolLM3ForCausalLM", .gguf_name = "smollm3",
+     .gguf_interleaved_qk = true},
+    {.arch = A::kPhi3, .name = "phi3", .hf_class = "Phi3ForCausalLM", .gguf_name = "phi3",
+     .fused = FusedProjections::kQkvAndGateUp},
+    {.arch = A::kGemma, .name = "gemma", .hf_class = "GemmaForCausalLM", .gguf_name = "gemma", .hf_norm_offset = true},
+    {.arch = A::kGemma2, .name = "gemma2", .hf_class = "Gemma2ForCausalLM", .gguf_name = "gemma2", .hf_norm_offset = true},
+    {.arch = A::kGemma3, .name = "gemma3_text", .hf_class = "Gemma3ForCausalLM", .gguf_name = "gemma3", .qk_norm = true,
+     .hf_norm_offset = true},
+    // llama.cpp converts GlmForCausalLM as "chatglm"; both keep GLM's interleaved rotary rows.
+    {.arch = A::kGlm, .name = "glm", .hf_class = "GlmForCausalLM", .gguf_name = "chatglm", .gguf_interleaved_qk = true,
+     .hf_interleaved_qk = true, .qkv_bias = true, .fused = FusedProjections::kGateUp},
 };
 
 }  // namespace

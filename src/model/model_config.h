@@ -12,19 +12,23 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3 };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3, kGlm };
+
+// Which projections a family's checkpoints store stacked (loaders split them, writers stack).
+enum class FusedProjections { kNone, kGateUp, kQkvAndGateUp };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
   Architecture arch;
-  std::string_view name;        // Hugging Face model_type and GGUF general.architecture
+  std::string_view name;        // Hugging Face model_type
   std::string_view hf_class;    // config.json "architectures"
   std::string_view gguf_name;   // general.architecture (llama.cpp's name)
-  bool gguf_interleaved_qk;     // llama.cpp's converter permutes q/k rows (llama-style rope)
-  bool qkv_bias;                // q/k/v projections carry a bias
-  bool qk_norm;                 // per-head RMS norms on q and k before rope
-  bool fused_projections;       // checkpoints hold qkv_proj and gate_up_proj (phi3)
-  bool hf_norm_offset;          // HF checkpoints store norm weights as w - 1 (gemma: x * (1 + w))
+  bool gguf_interleaved_qk = false;  // GGUF q/k rows rotate interleaved pairs (llama.cpp's converter permutes)
+  bool hf_interleaved_qk = false;    // so do the HF checkpoint's (GLM's rope)
+  bool qkv_bias = false;             // q/k/v projections carry a bias
+  bool qk_norm = false;              // per-head RMS norms on q and k before rope
+  FusedProjections fused = FusedProjections::kNone;
+  bool hf_norm_offset = false;       // HF checkpoints store norm weights as w - 1 (gemma: x * (1 + w))
 };
 const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
@@ -32,7 +36,7 @@ std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
 const ArchitectureInfo* find_architecture(std::string_view name);
 // The architecture llama.cpp calls `name` (general.architecture), or nullptr.
 const ArchitectureInfo* find_gguf_architecture(std::string_view name);
-// "llama, qwen2, ..., gemma2, gemma3_text" for messages.
+// "llama, qwen2, ..., gemma3_text, glm" for messages.
 std::string supported_architectures();
 
 // Llama 3 "rope_type: llama3" frequency scaling. factor == 0 means no scaling.

@@ -88,7 +88,8 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
       for (const WeightSpec& spec : stored.parts) {
         Tensor t = checked_get(weights, spec);
         const std::string kind = rotary_projection_kind(spec.name);
-        if (permute && !kind.empty()) t = half_to_interleaved_rows(t, kind == "q" ? config.n_heads : config.n_kv_heads);
+        if (permute && !kind.empty())
+          t = half_to_interleaved_rows(t, kind == "q" ? config.n_heads : config.n_kv_heads, config.rotary_dims());
         parts.push_back(std::move(t));
       }
       const Tensor t = stack_stored(stored, parts);
@@ -108,6 +109,10 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
                          std::vector<Tensor> parts;
                          for (const WeightSpec& spec : stored.parts) {
                            Tensor t = checked_get(weights, spec);
+                           const std::string kind = rotary_projection_kind(spec.name);
+                           if (architecture_info(config.arch).hf_interleaved_qk && !kind.empty())
+                             t = half_to_interleaved_rows(t, kind == "q" ? config.n_heads : config.n_kv_heads,
+                                                          config.rotary_dims());
                            if (hf_stores_norm_offset(config, spec.name)) {
                              Tensor shifted = Tensor::zeros(DType::kF32, t.shape());
                              for (int64_t i = 0; i < t.numel(); ++i)

@@ -7,13 +7,17 @@
 namespace genai {
 namespace {
 
-Tensor permute_rows(const Tensor& w, int64_t n_heads, bool to_half) {
+Tensor permute_rows(const Tensor& w, int64_t n_heads, int64_t rotary_dims, bool to_half) {
   const Tensor src = w.to_f32();
   if (src.rank() < 1 || n_heads <= 0 || src.dim(0) % (2 * n_heads) != 0)
     throw_failure("internal: cannot permute rotary rows of {} into {} heads", shape_to_string(src.shape()), n_heads);
-  const int64_t rows = src.dim(0), head_dim = rows / n_heads, half = head_dim / 2;
+  const int64_t rows = src.dim(0), head_dim = rows / n_heads;
+  const int64_t rd = rotary_dims > 0 ? rotary_dims : head_dim, half = rd / 2;
+  if (rd > head_dim || rd % 2 != 0)
+    throw_failure("internal: {} rotary dims in heads of {}", rd, head_dim);
   const int64_t row_len = rows > 0 ? src.numel() / rows : 0;
-  Tensor out = Tensor::zeros(DType::kF32, src.shape());
+  Tensor out = Tensor::zeros(DType::kF32, src.shape());  // pass-through rows copied, rotary rows moved below
+  if (src.numel() > 0) std::memcpy(out.mutable_data<float>(), src.data<float>(), static_cast<size_t>(src.numel()) * sizeof(float));
   const float* s = src.data<float>();
   float* d = out.mutable_data<float>();
   for (int64_t h = 0; h < n_heads; ++h)
@@ -28,7 +32,11 @@ Tensor permute_rows(const Tensor& w, int64_t n_heads, bool to_half) {
 
 }  // namespace
 
-Tensor interleaved_to_half_rows(const Tensor& w, int64_t n_heads) { return permute_rows(w, n_heads, true); }
-Tensor half_to_interleaved_rows(const Tensor& w, int64_t n_heads) { return permute_rows(w, n_heads, false); }
+Tensor interleaved_to_half_rows(const Tensor& w, int64_t n_heads, int64_t rotary_dims) {
+  return permute_rows(w, n_heads, rotary_dims, true);
+}
+Tensor half_to_interleaved_rows(const Tensor& w, int64_t n_heads, int64_t rotary_dims) {
+  return permute_rows(w, n_heads, rotary_dims, false);
+}
 
 }  // namespace genai

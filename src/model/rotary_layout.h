@@ -15,8 +15,10 @@
 
 namespace genai {
 
-// float32 [n_heads*head_dim, ...] (weights or 1-D biases); returns a new owned tensor.
-Tensor interleaved_to_half_rows(const Tensor& w, int64_t n_heads);
-Tensor half_to_interleaved_rows(const Tensor& w, int64_t n_heads);
+// float32 [n_heads*head_dim, ...] (weights or 1-D biases); returns a new owned tensor. With
+// `rotary_dims` (partial rotary, GLM), only each head's leading rotary_dims rows are paired; the
+// rest stay where they are. 0: the whole head.
+Tensor interleaved_to_half_rows(const Tensor& w, int64_t n_heads, int64_t rotary_dims = 0);
+Tensor half_to_interleaved_rows(const Tensor& w, int64_t n_heads, int64_t rotary_dims = 0);
 
 }  // namespace genai

@@ -94,6 +94,7 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     for (int64_t l = 0; l < c.n_layers; ++l) c.rope_layers[static_cast<size_t>(l)] = (l + 1) % 4 != 0;
   }
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
+  if (c.arch == Architecture::kGlm) c.rotary_dim = c.head_dim / 2;  // GLM rotates half of each head
   const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
   if (c.arch == Architecture::kGemma || gemma23) {  // GeGLU, sqrt(dim), always tied
     c.ffn_activation = FfnActivation::kGeluTanh;

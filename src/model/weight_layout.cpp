@@ -107,9 +107,10 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming nami
       i += count - 1;
       return true;
     };
-    if (architecture_info(c.arch).fused_projections &&
-        (fuse("self_attn.q_proj.weight", 3, "self_attn.qkv_proj.weight", "attn_qkv.weight") ||
-         fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight")))
+    const FusedProjections fused = architecture_info(c.arch).fused;
+    if (fused == FusedProjections::kQkvAndGateUp && fuse("self_attn.q_proj.weight", 3, "self_attn.qkv_proj.weight", "attn_qkv.weight"))
+      continue;
+    if (fused != FusedProjections::kNone && fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight"))
       continue;
     out.push_back({stored_name(s.name), s.shape, {s}});
   }

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -73,6 +73,9 @@ CASES["gemma3_local_rope"] = ("gemma3", dict(num_attention_heads=4, num_key_valu
                                                               full_attention=dict(rope_type="default", rope_theta=1000000.0)),
                                              extra=dict(head_dim=16, query_pre_attn_scalar=16, sliding_window=8,
                                                         num_hidden_layers=6)), True)
+# Interleaved rotary pairs on half of each head, q/k/v biases, fused gate/up.
+CASES["glm_interleaved"] = ("glm", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                        extra=dict(head_dim=16, attention_bias=True)), False)
 NO_GGUF = {"gemma2_query_scalar"}
 
 MODELS = {
@@ -85,6 +88,7 @@ MODELS = {
     "gemma": (GemmaConfig, GemmaForCausalLM),
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
+    "glm": (GlmConfig, GlmForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
@@ -165,7 +169,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     cfg = model.config
     n_head, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_head
-    w = GGUFWriter(path, arch)
+    w = GGUFWriter(path, "chatglm" if arch == "glm" else arch)
     if arch == "gemma3":
         w.add_rope_freq_base_swa(kw["rope_nested"]["sliding_attention"]["rope_theta"]) if hasattr(w, "add_rope_freq_base_swa") else None
     w.add_name(name)
@@ -176,7 +180,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_head_count(n_head)
     w.add_head_count_kv(n_kv)
     w.add_rope_freq_base(kw["rope_theta"])
-    rot = int(head_dim * kw.get("rope_scaling", {}).get("partial_rotary_factor", 1.0))
+    rot = int(head_dim * kw.get("rope_scaling", {}).get("partial_rotary_factor", 0.5 if arch == "glm" else 1.0))
     w.add_rope_dimension_count(rot)
     if head_dim * n_head != cfg.hidden_size:
         w.add_key_length(head_dim)
@@ -230,6 +234,15 @@ def write_gguf(path, name, arch, model, kw, tied):
         if arch in PERMUTED:
             q, k = permute_llama(q, n_head, n_head), permute_llama(k, n_head, n_kv)
         w.add_tensor(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
+        if arch == "glm":  # llama.cpp's chatglm: rows as HF has them (interleaved), ffn_up = [gate; up]
+            for x in "qkv":
+                w.add_tensor(f"blk.{i}.attn_{x}.weight", sd[p + f"self_attn.{x}_proj.weight"])
+                w.add_tensor(f"blk.{i}.attn_{x}.bias", sd[p + f"self_attn.{x}_proj.bias"])
+            w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
+            w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+            w.add_tensor(f"blk.{i}.ffn_up.weight", sd[p + "mlp.gate_up_proj.weight"])
+            w.add_tensor(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
+            continue
         if arch == "phi3":  # fused as llama.cpp keeps them: attn_qkv, and ffn_up = [gate; up]
             w.add_tensor(f"blk.{i}.attn_qkv.weight", sd[p + "self_attn.qkv_proj.weight"])
             w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])

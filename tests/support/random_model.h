@@ -36,6 +36,7 @@ inline void set_family_features(ModelConfig& c) {
   c.rotary_dim = 0;
   c.long_rope = {};
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
+  if (c.arch == Architecture::kGlm) c.rotary_dim = c.head_dim / 2;
   c.ffn_activation = FfnActivation::kSilu;
   c.sandwich_norms = false;
   c.attn_logit_softcap = c.final_logit_softcap = 0.0f;
@@ -69,7 +70,7 @@ inline void set_family_features(ModelConfig& c) {
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
   return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3,
-          Architecture::kGemma, Architecture::kGemma2, Architecture::kGemma3};
+          Architecture::kGemma, Architecture::kGemma2, Architecture::kGemma3, Architecture::kGlm};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
