@@ -66,7 +66,7 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(supported("qwen3-1_7b", "qwen3", A::kQwen3, 2048, 28, 16, 8, 151936, C::kChatML, bpe, "qwen3-1_7b"));
     v.push_back(supported("smollm2_135m", "smollm2_135m", A::kLlama, 576, 30, 9, 3, 49152, C::kChatML, bpe, "smollm2"));
     v.push_back(supported("smollm3-3b", "smollm3", A::kSmolLM3, 2048, 36, 16, 4, 128256, C::kChatML, bpe, "smollm3-3b"));
-    v.push_back(unsupported("glm-1_5b", "glm", "GLM architecture (partial rotary, fused projections)"));
+    v.push_back(supported("glm-1_5b", "glm", A::kGlm, 2048, 28, 16, 4, 59264, C::kGlmEdge, bpe, "glm-1_5b"));
     v.push_back(unsupported("smolvlm_500m_instruct", "smolvlm", "vision-language model (vision encoder)"));
     v.push_back(unsupported("internvl3_1b", "internvl3", "vision-language model (vision encoder)"));
     v.push_back(unsupported("gemma4-e2b", "gemma4", "Gemma 4 architecture (per-layer embeddings)"));

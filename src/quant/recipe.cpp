@@ -102,6 +102,7 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     return block_recipe("16a4w_block:32", "gemma2-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
   if (n.find("gemma") != std::string::npos)  // gemma-2b
     return block_recipe("16a4w_block:64", "gemma-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
+  if (n.find("glm") != std::string::npos) return block_recipe("16a4w_block:32", "glm-1_5b", {});
   if (n.find("granite") != std::string::npos)
     return block_recipe("16a4w_block:64", "granite_3_3-2b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
   if (n.find("phi") != std::string::npos) {  // phi-4-mini: v projections 8a4w

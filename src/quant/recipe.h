@@ -54,7 +54,7 @@ Recipe recipe_from_choice(const options::QuantRecipeChoice& choice);
 // head 16a8w; qwen3 0.6B / 1.7B 16a4w_block:32 (down projections 16a8w) / :16; granite 3.3
 // 16a4w_block:64 (v projections 16a8w); smollm3 16a4w_block:32 (q/k/v 16a8w);
 // phi-4-mini 16a4w_block:16 (v projections 8a4w); gemma-2b and gemma3-1b 16a4w_block:64,
-// gemma2-2b 16a4w_block:32 (v projections 16a8w);
+// gemma2-2b 16a4w_block:32 (v projections 16a8w); glm-1_5b 16a4w_block:32;
 // anything else 16a8w.
 Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim);
 // Adds "regex=scheme" overrides (e.g. "layers\.0\..*=16a8w"); InputError naming `option` on a

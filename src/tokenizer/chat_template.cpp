@@ -122,11 +122,26 @@ std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_s
   return out;
 }
 
+// GLM-Edge: <|role|>\ncontent per turn, then <|assistant|>\n.
+std::string glm_edge(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out;
+  auto turn = [&out](std::string_view role, std::string_view content) {
+    out += "<|";
+    out += role;
+    out += "|>\n";
+    out += content;
+  };
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role, t.content);
+  out += "<|assistant|>\n";
+  return out;
+}
+
 }  // namespace
 
 const std::vector<ChatFormat>& all_chat_formats() {
   static const std::vector<ChatFormat> k{ChatFormat::kNone,    ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
-                                         ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma};
+                                         ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma, ChatFormat::kGlmEdge};
   return k;
 }
 
@@ -139,6 +154,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kGranite: return "granite";
     case ChatFormat::kPhi: return "phi";
     case ChatFormat::kGemma: return "gemma";
+    case ChatFormat::kGlmEdge: return "glm_edge";
   }
   return "none";
 }
@@ -155,6 +171,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kGranite: return granite(turns, default_system);
     case ChatFormat::kPhi: return phi(turns, default_system);
     case ChatFormat::kGemma: return gemma(turns, default_system);
+    case ChatFormat::kGlmEdge: return glm_edge(turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -174,6 +191,8 @@ ChatFormat detect_chat_format(std::string_view jinja) {
   if (jinja.find("<start_of_turn>") != std::string_view::npos) return ChatFormat::kGemma;
   if (jinja.find("<|assistant|>") != std::string_view::npos && jinja.find("<|end|>") != std::string_view::npos)
     return ChatFormat::kPhi;
+  if (jinja.find("<|assistant|>") != std::string_view::npos && jinja.find("<|user|>") != std::string_view::npos)
+    return ChatFormat::kGlmEdge;
   return ChatFormat::kNone;
 }
 

@@ -47,7 +47,7 @@ TEST_P(FamilyPipeline, HfFolderAndGgufCopyRunEndToEndWithTheSameTokens) {
   EXPECT_EQ(hf["eval"]["sqnr_db"], gguf["eval"]["sqnr_db"]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FamilyPipeline, ::testing::Values("qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3"),
+INSTANTIATE_TEST_SUITE_P(Families, FamilyPipeline, ::testing::Values("qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm"),
                          [](const auto& info) { return info.param; });
 
 // The upstream names of these families are accepted with a checkpoint of their architecture and

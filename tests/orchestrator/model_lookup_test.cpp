@@ -71,7 +71,8 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                           Family{"gemma2-2b", Architecture::kGemma2, ChatFormat::kGemma, "16a4w_block:32",
                                  "layers.25.attn.v_proj.out"},
                           Family{"gemma3-1b", Architecture::kGemma3, ChatFormat::kGemma, "16a4w_block:64",
-                                 "layers.3.attn.v_proj.out"}}) {
+                                 "layers.3.attn.v_proj.out"},
+                          Family{"glm-1_5b", Architecture::kGlm, ChatFormat::kGlmEdge, "16a4w_block:32", ""}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -88,7 +89,7 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 15u);
+  EXPECT_EQ(native, 16u);
   EXPECT_EQ(quant::default_recipe("phi_4_mini", 32, 3072).scheme_for("layers.5.attn.v_proj.out"), quant::parse_scheme("8a4w"));
 }
 

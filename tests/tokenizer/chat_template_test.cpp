@@ -75,6 +75,14 @@ TEST(ChatTemplate, GemmaCallsTheAssistantModelAndFoldsTheSystemIntoTheFirstTurn)
             ChatFormat::kGemma);
 }
 
+TEST(ChatTemplate, GlmEdgeRolesOnTheirOwnLines) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGlmEdge, {{"system", "S"}, {"user", "Hi"}}),
+            "<|system|>\nS<|user|>\nHi<|assistant|>\n");
+  EXPECT_EQ(detect_chat_format("{{ '<|' + item['role'] + '|>\n' + item['content'] }}{% if add_generation_prompt %}"
+                               "{{ '<|assistant|>\n' }}{% endif %}<|user|>"),
+            ChatFormat::kGlmEdge);
+}
+
 TEST(ChatTemplate, PhiTurnsEndWithEndAndNoNewlines) {
   EXPECT_EQ(apply_chat_template(ChatFormat::kPhi, {{"system", "S"}, {"user", "Hi"}}),
             "<|system|>S<|end|><|user|>Hi<|end|><|assistant|>");
