@@ -13,13 +13,25 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-// ChatML (SmolLM2, Qwen): <|im_start|>role\ncontent<|im_end|>\n ... <|im_start|>assistant\n
-std::string chatml(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+// Formats whose every turn is open + role + close_role + content + end, then the assistant's
+// header: ChatML (SmolLM2, Qwen), Granite 3.x, Phi-4-mini and GLM-Edge differ only in markers.
+struct TurnMarkers {
+  std::string_view open, close_role, end, generation;
+};
+constexpr TurnMarkers kChatMlMarkers{"<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"};
+constexpr TurnMarkers kGraniteMarkers{"<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>\n",
+                                      "<|start_of_role|>assistant<|end_of_role|>"};
+constexpr TurnMarkers kPhiMarkers{"<|", "|>", "<|end|>", "<|assistant|>"};
+constexpr TurnMarkers kGlmEdgeMarkers{"<|", "|>\n", "", "<|assistant|>\n"};
+
+std::string marked_turns(const TurnMarkers& m, const std::vector<ChatTurn>& turns, std::string_view default_system) {
   std::string out;
-  if ((turns.empty() || turns[0].role != "system") && !default_system.empty())
-    out += "<|im_start|>system\n" + std::string(default_system) + "<|im_end|>\n";
-  for (const auto& t : turns) out += "<|im_start|>" + t.role + "\n" + t.content + "<|im_end|>\n";
-  out += "<|im_start|>assistant\n";
+  auto turn = [&](std::string_view role, std::string_view content) {
+    out.append(m.open).append(role).append(m.close_role).append(content).append(m.end);
+  };
+  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role, t.content);
+  out.append(m.generation);
   return out;
 }
 
@@ -68,39 +80,6 @@ std::string llama2(const std::vector<ChatTurn>& turns, std::string_view default_
   return out;
 }
 
-// Granite 3.x: <|start_of_role|>role<|end_of_role|>content<|end_of_text|>\n ... then the
-// assistant's role header.
-std::string granite(const std::vector<ChatTurn>& turns, std::string_view default_system) {
-  std::string out;
-  auto turn = [&out](std::string_view role, std::string_view content) {
-    out += "<|start_of_role|>";
-    out += role;
-    out += "<|end_of_role|>";
-    out += content;
-    out += "<|end_of_text|>\n";
-  };
-  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
-  for (const auto& t : turns) turn(t.role, t.content);
-  out += "<|start_of_role|>assistant<|end_of_role|>";
-  return out;
-}
-
-// Phi-4-mini: <|role|>content<|end|> per turn, no newlines, then <|assistant|>.
-std::string phi(const std::vector<ChatTurn>& turns, std::string_view default_system) {
-  std::string out;
-  auto turn = [&out](std::string_view role, std::string_view content) {
-    out += "<|";
-    out += role;
-    out += "|>";
-    out += content;
-    out += "<|end|>";
-  };
-  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
-  for (const auto& t : turns) turn(t.role, t.content);
-  out += "<|assistant|>";
-  return out;
-}
-
 // Gemma: <start_of_turn>user\n...<end_of_turn>\n, the assistant called "model"; it has no
 // system role, so a system text opens the first user turn (as llama.cpp does).
 std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_system) {
@@ -119,21 +98,6 @@ std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_s
     out += t.content + "<end_of_turn>\n";
   }
   out += "<start_of_turn>model\n";
-  return out;
-}
-
-// GLM-Edge: <|role|>\ncontent per turn, then <|assistant|>\n.
-std::string glm_edge(const std::vector<ChatTurn>& turns, std::string_view default_system) {
-  std::string out;
-  auto turn = [&out](std::string_view role, std::string_view content) {
-    out += "<|";
-    out += role;
-    out += "|>\n";
-    out += content;
-  };
-  if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
-  for (const auto& t : turns) turn(t.role, t.content);
-  out += "<|assistant|>\n";
   return out;
 }
 
@@ -165,13 +129,13 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
 
 std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns, std::string_view default_system) {
   switch (format) {
-    case ChatFormat::kChatML: return chatml(turns, default_system);
+    case ChatFormat::kChatML: return marked_turns(kChatMlMarkers, turns, default_system);
     case ChatFormat::kLlama3: return llama3(turns, default_system);
     case ChatFormat::kLlama2: return llama2(turns, default_system);
-    case ChatFormat::kGranite: return granite(turns, default_system);
-    case ChatFormat::kPhi: return phi(turns, default_system);
+    case ChatFormat::kGranite: return marked_turns(kGraniteMarkers, turns, default_system);
+    case ChatFormat::kPhi: return marked_turns(kPhiMarkers, turns, default_system);
     case ChatFormat::kGemma: return gemma(turns, default_system);
-    case ChatFormat::kGlmEdge: return glm_edge(turns, default_system);
+    case ChatFormat::kGlmEdge: return marked_turns(kGlmEdgeMarkers, turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
