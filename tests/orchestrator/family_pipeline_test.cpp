@@ -1,7 +1,8 @@
 // Every decoder family past llama/qwen2 through `genai pipeline` (prepare, quantize 16a8w,
 // compile, run) from checkpoints `genai synth --arch` writes: a Hugging Face folder and its GGUF
 // copy give the same greedy tokens, the quantized logits stay near float, and the checkpoint
-// names itself so --decoder_model may be left out or given.
+// names itself so --decoder_model may be left out or given. (Slow: release tree only; under the
+// sanitizers the families' code runs in the graph, quantized-parity and HF parity tests.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,7 +27,7 @@ nlohmann::json run_pipeline(const std::string& checkpoint, const std::string& ar
   return nlohmann::json::parse(r.out);
 }
 
-TEST_P(FamilyPipeline, HfFolderAndGgufCopyRunEndToEndWithTheSameTokens) {
+TEST_P(FamilyPipeline, SlowHfFolderAndGgufCopyRunEndToEndWithTheSameTokens) {
   const std::string arch = GetParam();
   TempDir dir;
   for (const char* format : {"hf", "gguf"}) {
