@@ -70,6 +70,14 @@ Tensor run_rms_norm(const Value& result, const Tensor& x, const Tensor& w, doubl
   return out;
 }
 
+Tensor run_layer_norm(const Value& result, const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
+  Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
+  const int64_t d = w.numel(), rows = x.numel() / d;
+  kernels::scalar::layer_norm(x.data<float>(), rows, d, w.data<float>(), b.data<float>(), static_cast<float>(eps),
+                              out.mutable_data<float>());
+  return out;
+}
+
 Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const Tensor* bias) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t n_out = w.dim(0), n_in = w.dim(1), rows = x.numel() / n_in;
@@ -280,6 +288,9 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
         break;
       case OpKind::kRmsNorm:
         out = run_rms_norm(r, *in[0], *in[1], attr_float(op.attrs, "eps"));
+        break;
+      case OpKind::kLayerNorm:
+        out = run_layer_norm(r, *in[0], *in[1], *in[2], attr_float(op.attrs, "eps"));
         break;
       case OpKind::kLinear:
         out = run_linear(r, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);

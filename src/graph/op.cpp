@@ -11,7 +11,7 @@
 namespace genai::graph {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 15> kNames{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 16> kNames{{
     {OpKind::kGather, "gather"},
     {OpKind::kRmsNorm, "rms_norm"},
     {OpKind::kLinear, "linear"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 15> kNames{{
     {OpKind::kSlice, "slice"},
     {OpKind::kGeluTanh, "gelu_tanh"},
     {OpKind::kTanh, "tanh"},
+    {OpKind::kLayerNorm, "layer_norm"},
 }};
 
 const Attr* find_attr(const Attrs& attrs, const std::string& key) {
@@ -133,6 +134,15 @@ std::optional<TensorType> infer_op_type(OpKind kind, const std::vector<TensorTyp
           return fail(why, fmt::format("rms_norm weight {} does not match the last axis of {}", shape_to_string(in[1].shape),
                                        shape_to_string(in[0].shape)));
         if (!(attr_float(attrs, "eps") > 0)) return fail(why, "rms_norm eps must be positive");
+        return in[0];
+      }
+      case OpKind::kLayerNorm: {
+        if (!arity(3, 3) || !all_float()) return fail(why, "layer_norm takes float32 (x, weight, bias)");
+        if (in[0].shape.empty() || in[1].shape != Shape{in[0].shape.back()} || in[2].shape != in[1].shape)
+          return fail(why, fmt::format("layer_norm weight {} / bias {} do not match the last axis of {}",
+                                       shape_to_string(in[1].shape), shape_to_string(in[2].shape),
+                                       shape_to_string(in[0].shape)));
+        if (!(attr_float(attrs, "eps") > 0)) return fail(why, "layer_norm eps must be positive");
         return in[0];
       }
       case OpKind::kLinear: {

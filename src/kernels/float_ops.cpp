@@ -24,6 +24,20 @@ void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, fl
   }
 }
 
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = x + r * dim;
+    float* dst = y + r * dim;
+    double sum = 0, ss = 0;
+    for (int64_t i = 0; i < dim; ++i) sum += src[i];
+    const double mean = sum / static_cast<double>(dim);
+    for (int64_t i = 0; i < dim; ++i) ss += (src[i] - mean) * (src[i] - mean);
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + static_cast<double>(eps)));
+    const float m = static_cast<float>(mean);
+    for (int64_t i = 0; i < dim; ++i) dst[i] = weight[i] * ((src[i] - m) * inv) + bias[i];
+  }
+}
+
 void softmax(float* x, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; ++r) {
     float* v = x + r * n;
@@ -113,6 +127,10 @@ void gelu_tanh(float* x, int64_t n) {
 
 void tanh_inplace(float* x, int64_t n) {
   if (n > 0) scalar::tanh_inplace(x, n);
+}
+
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y) {
+  if (rows > 0 && dim > 0) scalar::layer_norm(x, rows, dim, weight, bias, eps, y);
 }
 
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y) {

@@ -14,6 +14,9 @@ namespace genai::kernels {
 
 // x, y: [rows, dim]; weight [dim]; y may alias x.
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps, float* y);
+// LayerNorm (CodeGen): y = (x - mean) / sqrt(var + eps) * weight + bias per row, mean and
+// variance in double; x, y: [rows, dim], y may alias x. Scalar in every mode (not on a hot path).
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y);
 // Softmax over the last axis of [rows, n], in place.
 void softmax(float* x, int64_t rows, int64_t n);
 // y = x * sigmoid(x), in place.

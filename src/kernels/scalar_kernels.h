@@ -16,6 +16,7 @@ GENAI_KERNELS(GENAI_KERNEL_DECLARE)
 // Scalar in every mode (no vectorised build): float_ops.h.
 void gelu_tanh(float* x, int64_t n);
 void tanh_inplace(float* x, int64_t n);
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y);
 }  // namespace scalar
 
 }  // namespace genai::kernels

@@ -74,7 +74,7 @@ class Decoder {
 
   // One per op kind (kOpDecoders): checks the operands and fills the step's parameters.
   void decode_gather(OpContext& c) const;
-  void decode_rows(OpContext& c) const;  // rms_norm, silu, softmax
+  void decode_rows(OpContext& c) const;  // rms_norm, layer_norm, silu, gelu_tanh, tanh, softmax
   void decode_linear(OpContext& c) const;
   void decode_binary(OpContext& c) const;  // add, mul
   void decode_rope(OpContext& c) const;
@@ -578,13 +578,17 @@ void Decoder::decode_matmul_concat(OpContext& c) const {
 }
 
 void Decoder::decode_rows(OpContext& c) const {
-  const bool norm = c.kind == fb::OpKind::RmsNorm;
-  c.arity(norm ? 2 : 1, norm ? 2 : 1);
+  const bool layer_norm = c.kind == fb::OpKind::LayerNorm, norm = layer_norm || c.kind == fb::OpKind::RmsNorm;
+  const int operands = layer_norm ? 3 : norm ? 2 : 1;
+  c.arity(operands, operands);
   const TensorInfo &x = *c.in[0], &out = *c.out;
   c.need(float_operand(x) && value_type(out), "operand or result type is not a float or activation type");
   c.need(!x.shape.empty() && x.shape == out.shape, "result shape differs from the operand");
   if (norm) c.need(c.in[1]->type == fb::ElementType::F32 && c.in[1]->numel == x.shape.back(), "the weight must be float32 [dim]");
-  const StepKind k = norm                                ? StepKind::kRmsNorm
+  if (layer_norm)
+    c.need(c.in[2]->type == fb::ElementType::F32 && c.in[2]->numel == x.shape.back(), "the bias must be float32 [dim]");
+  const StepKind k = layer_norm                          ? StepKind::kLayerNorm
+                     : norm                              ? StepKind::kRmsNorm
                      : c.kind == fb::OpKind::Silu        ? StepKind::kSilu
                      : c.kind == fb::OpKind::GeluTanh    ? StepKind::kGeluTanh
                      : c.kind == fb::OpKind::Tanh        ? StepKind::kTanh
@@ -644,8 +648,9 @@ constexpr std::array<OpDecoder, static_cast<size_t>(fb::OpKind::MAX) + 1> kOpDec
     &Decoder::decode_gather,   &Decoder::decode_rows,       &Decoder::decode_linear,  &Decoder::decode_binary,
     &Decoder::decode_binary,   &Decoder::decode_rows,       &Decoder::decode_rope,    &Decoder::decode_matmul,
     &Decoder::decode_rows,     &Decoder::decode_concat,     &Decoder::decode_reshape, &Decoder::decode_transpose,
-    &Decoder::decode_slice,    &Decoder::decode_matmul_concat, &Decoder::decode_rows,    &Decoder::decode_rows};
-static_assert(fb::OpKind::MAX == fb::OpKind::Tanh, "a new op kind needs its decoder in kOpDecoders");
+    &Decoder::decode_slice,    &Decoder::decode_matmul_concat, &Decoder::decode_rows,    &Decoder::decode_rows,
+    &Decoder::decode_rows};
+static_assert(fb::OpKind::MAX == fb::OpKind::LayerNorm, "a new op kind needs its decoder in kOpDecoders");
 
 void Decoder::decode_op(const fb::Op* op, size_t index) {
   if (!op) bad("op {} is null", index);

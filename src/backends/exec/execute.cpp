@@ -322,6 +322,18 @@ void run_rms_norm(const Step& s, const StepIo& io) {
   });
 }
 
+void run_layer_norm(const Step& s, const StepIo& io) {
+  const RowsParams& p = std::get<RowsParams>(s.params);
+  const FloatOp f(s, io.in, io.out, io.scratch);
+  const float* gamma = reinterpret_cast<const float*>(io.in[1]);
+  const float* beta = reinterpret_cast<const float*>(io.in[2]);
+  const int64_t w = p.width;
+  split_rows(p.rows, w, [&](int64_t r0, int64_t r1) {
+    kernels::layer_norm(f.operand(0, r0 * w, r1 * w), r1 - r0, w, gamma, beta, p.eps, f.y + r0 * w);
+    f.finish(r0 * w, r1 * w);
+  });
+}
+
 // silu / gelu_tanh / tanh / softmax: in place on the float result.
 template <StepKind K>
 void run_activation(const Step& s, const StepIo& io) {
@@ -379,6 +391,7 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"silu", &run_activation<StepKind::kSilu>},
     {"gelu_tanh", &run_activation<StepKind::kGeluTanh>},
     {"tanh", &run_activation<StepKind::kTanh>},
+    {"layer_norm", &run_layer_norm},
     {"rope", &run_rope},
     {"softmax", &run_activation<StepKind::kSoftmax>},
 }};

@@ -60,6 +60,7 @@ enum class StepKind : uint8_t {
   kSilu,
   kGeluTanh,
   kTanh,
+  kLayerNorm,
   kRope,
   kSoftmax,
 };
@@ -115,10 +116,10 @@ struct MatMulConcatParams {
   std::array<kernels::MatmulSegment, 2> segments{};
   mutable std::vector<double> work;  // batches.size() · split_matmul_work(K, N)
 };
-// rms_norm, silu, gelu_tanh, tanh, softmax: `rows` rows of `width` elements.
+// rms_norm, layer_norm, silu, gelu_tanh, tanh, softmax: `rows` rows of `width` elements.
 struct RowsParams {
   int64_t rows = 0, width = 0;
-  float eps = 0.0f;  // rms_norm
+  float eps = 0.0f;  // rms_norm, layer_norm
 };
 enum class Broadcast : uint8_t { kSame, kScalarA, kScalarB, kRepeatA, kRepeatB, kGeneral };
 struct BinaryParams {

@@ -49,6 +49,7 @@ fb::OpKind op_kind(OpKind k) {
     case OpKind::kSlice: return fb::OpKind::Slice;
     case OpKind::kGeluTanh: return fb::OpKind::GeluTanh;
     case OpKind::kTanh: return fb::OpKind::Tanh;
+    case OpKind::kLayerNorm: return fb::OpKind::LayerNorm;
   }
   throw_failure("lower: unknown op kind {}", static_cast<int>(k));
 }
@@ -349,6 +350,7 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
     const auto& in0 = values[static_cast<size_t>(op.operands[0])];
     switch (op.kind) {
       case OpKind::kRmsNorm:
+      case OpKind::kLayerNorm:
         o->eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
         break;
       case OpKind::kConcat: {

@@ -28,6 +28,7 @@ inline uint64_t op_scratch_bytes(fb::OpKind kind, fb::Precision precision, std::
     case fb::OpKind::Gather:
       return is_quantized_type(output.type) ? n4(output.numel) : 0;
     case fb::OpKind::RmsNorm:
+    case fb::OpKind::LayerNorm:
     case fb::OpKind::Add:
     case fb::OpKind::Mul:
     case fb::OpKind::Silu:

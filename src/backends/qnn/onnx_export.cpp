@@ -391,6 +391,13 @@ class Exporter {
         attr_string(node("Gelu", {use(op.operands[0])}, y), "approximate", "tanh");
         return define(r, y);
       }
+      case OpKind::kLayerNorm: {
+        const std::string y = fresh(rn + ".f");
+        auto* n = node("LayerNormalization", {use(op.operands[0]), use(op.operands[1]), use(op.operands[2])}, y);
+        attr_int(n, "axis", -1);
+        attr_float(n, "epsilon", static_cast<float>(graph::attr_float(op.attrs, "eps")));
+        return define(r, y);
+      }
       case OpKind::kRmsNorm: {
         const std::string y = fresh(rn + ".f");
         auto* n = node("RMSNormalization", {use(op.operands[0]), use(op.operands[1])}, y);
