@@ -128,6 +128,12 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     return g->add_op(OpKind::kAdd, {base, out}, name);
   };
   const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
+  // The family's norm over the last axis: RMSNorm, or LayerNorm with the weight's bias beside it.
+  auto norm = [&](ValueId x, const std::string& weight, const std::string& name) {
+    if (!c.layer_norm) return g->add_op(OpKind::kRmsNorm, {x, g->add_weight(weight)}, name, norm_attrs);
+    const std::string bias = weight.substr(0, weight.size() - std::string_view("weight").size()) + "bias";
+    return g->add_op(OpKind::kLayerNorm, {x, g->add_weight(weight), g->add_weight(bias)}, name, norm_attrs);
+  };
 
   std::vector<ValueId> k_out(L), v_out(L);
   for (int64_t l = 0; l < L; ++l) {
@@ -138,7 +144,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
       if (c.qkv_bias) operands.push_back(w(fmt::format("self_attn.{}_proj.bias", which).c_str()));
       return g->add_op(OpKind::kLinear, operands, fmt::format("{}attn.{}_proj.out", p, which));
     };
-    const ValueId x = g->add_op(OpKind::kRmsNorm, {h, w("input_layernorm.weight")}, p + "input_norm.out", norm_attrs);
+    const ValueId x = norm(h, wn::layer(l, "input_layernorm.weight"), p + "input_norm.out");
     const ValueId q = proj("q", x), k = proj("k", x), v = proj("v", x);
 
     // [1, ar, n * hd] -> [1, n, ar, hd]; q and k normalised per head first where the family does.
@@ -193,27 +199,38 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     ValueId o = g->add_op(OpKind::kLinear, {flat, w("self_attn.o_proj.weight")}, p + "attn.o_proj.out");
     if (c.sandwich_norms)
       o = g->add_op(OpKind::kRmsNorm, {o, w("post_attention_layernorm.weight")}, p + "attn.post_norm.out", norm_attrs);
-    const ValueId h1 = residual(h, o, p + "attn.residual");
-
+    // Parallel blocks (CodeGen): the MLP reads the attention's input norm, and attention and MLP
+    // outputs add onto the residual together.
+    const ValueId h1 = c.parallel_blocks ? h : residual(h, o, p + "attn.residual");
     const ValueId x2 =
-        c.sandwich_norms
+        c.parallel_blocks ? x
+        : c.sandwich_norms
             ? g->add_op(OpKind::kRmsNorm, {h1, w("pre_feedforward_layernorm.weight")}, p + "pre_ffn_norm.out", norm_attrs)
-            : g->add_op(OpKind::kRmsNorm, {h1, w("post_attention_layernorm.weight")}, p + "post_attention_norm.out",
-                        norm_attrs);
-    const ValueId gate = g->add_op(OpKind::kLinear, {x2, w("mlp.gate_proj.weight")}, p + "mlp.gate_proj.out");
+            : norm(h1, wn::layer(l, "post_attention_layernorm.weight"), p + "post_attention_norm.out");
+    auto mlp_proj = [&](const char* which, ValueId in) {
+      std::vector<ValueId> operands{in, w(fmt::format("mlp.{}_proj.weight", which).c_str())};
+      if (c.mlp_bias && std::string_view(which) != "gate") operands.push_back(w(fmt::format("mlp.{}_proj.bias", which).c_str()));
+      return g->add_op(OpKind::kLinear, operands, fmt::format("{}mlp.{}_proj.out", p, which));
+    };
     const OpKind act_kind = c.ffn_activation == FfnActivation::kGeluTanh ? OpKind::kGeluTanh : OpKind::kSilu;
-    const ValueId act = g->add_op(act_kind, {gate}, p + "mlp.act");
-    const ValueId up = g->add_op(OpKind::kLinear, {x2, w("mlp.up_proj.weight")}, p + "mlp.up_proj.out");
-    const ValueId gated = g->add_op(OpKind::kMul, {act, up}, p + "mlp.gated");
-    ValueId down = g->add_op(OpKind::kLinear, {gated, w("mlp.down_proj.weight")}, p + "mlp.down_proj.out");
+    ValueId hidden = -1;
+    if (c.gated_ffn) {
+      const ValueId act = g->add_op(act_kind, {mlp_proj("gate", x2)}, p + "mlp.act");
+      hidden = g->add_op(OpKind::kMul, {act, mlp_proj("up", x2)}, p + "mlp.gated");
+    } else {  // down(act(up(x)))
+      hidden = g->add_op(act_kind, {mlp_proj("up", x2)}, p + "mlp.act");
+    }
+    ValueId down = mlp_proj("down", hidden);
     if (c.sandwich_norms)
       down = g->add_op(OpKind::kRmsNorm, {down, w("post_feedforward_layernorm.weight")}, p + "mlp.post_norm.out",
                        norm_attrs);
+    if (c.parallel_blocks) down = g->add_op(OpKind::kAdd, {o, down}, p + "attn_mlp.sum");
     h = residual(h1, down, p + "mlp.residual");
   }
-  const ValueId normed = g->add_op(OpKind::kRmsNorm, {h, g->add_weight(wn::final_norm())}, "norm.out", norm_attrs);
-  const ValueId head = g->add_weight(c.tied_embeddings ? wn::embed_tokens() : wn::lm_head());
-  ValueId logits = g->add_op(OpKind::kLinear, {normed, head}, "lm_head.out");
+  const ValueId normed = norm(h, wn::final_norm(), "norm.out");
+  std::vector<ValueId> head{normed, g->add_weight(c.tied_embeddings ? wn::embed_tokens() : wn::lm_head())};
+  if (c.lm_head_bias) head.push_back(g->add_weight(wn::lm_head_bias()));
+  ValueId logits = g->add_op(OpKind::kLinear, head, "lm_head.out");
   if (c.logits_scaling != 1.0f)
     logits = g->add_op(OpKind::kMul, {logits, scalar("logits.scale", 1.0f / c.logits_scaling)}, "logits.scaled");
   if (c.final_logit_softcap > 0.0f) logits = softcap(logits, c.final_logit_softcap, "logits.capped");

@@ -128,6 +128,7 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
     case Architecture::kLlama:
     case Architecture::kQwen2:
     case Architecture::kGlm:
+    case Architecture::kCodeGen:  // read_codegen_config
       return;
     case Architecture::kQwen3:
       refuse_sliding_window(r);
@@ -205,6 +206,62 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
   }
 }
 
+// CodeGen's config.json speaks GPT-J's names (n_embd, n_layer, ...), with CodeGenConfig's defaults;
+// its features are fixed: LayerNorms, parallel blocks, a plain biased GELU MLP, a biased head,
+// rope (base 10000) on interleaved pairs of each head's leading rotary_dim dims.
+void read_codegen_config(const ConfigReader& r, ModelConfig& c) {
+  const std::string& source = r.source();
+  c.dim = r.require_int("n_embd");
+  c.n_layers = r.require_int("n_layer");
+  c.n_heads = r.require_int("n_head");
+  if (c.n_heads <= 0 || c.dim % c.n_heads != 0)
+    throw_input_error("{}: n_embd {} is not a multiple of n_head {}", source, c.dim, c.n_heads);
+  if (c.dim % 4 != 0) throw_input_error("{}: n_embd {} must be a multiple of 4 (qkv_proj's four groups)", source, c.dim);
+  c.head_dim = c.dim / c.n_heads;
+  c.ffn_dim = r.get_int("n_inner", 4 * c.dim);  // null: 4 * n_embd
+  c.vocab_size = r.require_int("vocab_size");
+  c.max_positions = r.get_int("n_positions", 2048);
+  // Without rotary_dim transformers rotates by tables as wide as the hidden size, which only fits
+  // a single head: refused rather than guessed.
+  if (!r.find("rotary_dim")) throw_input_error("{}: rotary_dim is missing or null (valid: an even number up to {})", source, c.head_dim);
+  c.rotary_dim = r.require_int("rotary_dim");
+  if (c.rotary_dim == c.head_dim) c.rotary_dim = 0;
+  c.rope_theta = 10000.0f;
+  c.norm_eps = static_cast<float>(r.get_number("layer_norm_epsilon", 1e-5));
+  const json* act = r.find("activation_function");
+  if (act && (!act->is_string() || (act->get<std::string>() != "gelu_new" && act->get<std::string>() != "gelu_pytorch_tanh")))
+    throw_input_error("{}: activation_function {} is not supported (supported: gelu_new, gelu_pytorch_tanh)", source,
+                      act->dump());
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", 50256));
+  c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", 50256));
+  set_codegen_features(c);
+}
+
+std::string codegen_config_json(const ModelConfig& c) {
+  json j = {
+      {"architectures", {"CodeGenForCausalLM"}},
+      {"model_type", "codegen"},
+      {"n_embd", c.dim},
+      {"n_layer", c.n_layers},
+      {"n_head", c.n_heads},
+      {"n_inner", c.ffn_dim},
+      {"rotary_dim", c.rotary_dims()},
+      {"n_positions", c.max_positions},
+      {"n_ctx", c.max_positions},
+      {"vocab_size", c.vocab_size},
+      {"layer_norm_epsilon", tidy(c.norm_eps)},
+      {"activation_function", "gelu_new"},
+      {"tie_word_embeddings", c.tied_embeddings},
+      {"torch_dtype", "float32"},
+      {"use_cache", true},
+  };
+  j["bos_token_id"] = c.bos_id >= 0 ? json(c.bos_id) : json(nullptr);
+  j["eos_token_id"] = c.eos_id >= 0 ? json(c.eos_id) : json(nullptr);
+  if (!c.name.empty()) j["_name_or_path"] = c.name;
+  return j.dump(2) + "\n";
+}
+
 }  // namespace
 
 ModelConfig read_hf_config(const std::filesystem::path& config_json) {
@@ -218,6 +275,12 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   const json* mt = r.find("model_type");
   if (!mt || !mt->is_string()) throw_input_error("{}: missing key model_type (supported: {})", source, supported_architectures());
   c.arch = parse_architecture(mt->get<std::string>(), source, "model_type");
+  if (c.arch == Architecture::kCodeGen) {
+    read_codegen_config(r, c);
+    if (const json* n = r.find("_name_or_path"); n && n->is_string()) c.name = n->get<std::string>();
+    c.validate(source);
+    return c;
+  }
   c.dim = r.require_int("hidden_size");
   c.n_layers = r.require_int("num_hidden_layers");
   c.n_heads = r.require_int("num_attention_heads");
@@ -327,6 +390,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
 }
 
 std::string hf_config_json(const ModelConfig& c) {
+  if (c.arch == Architecture::kCodeGen) return codegen_config_json(c);
   const ArchitectureInfo& info = architecture_info(c.arch);
   json j = {
       {"architectures", {std::string(info.hf_class)}},

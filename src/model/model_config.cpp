@@ -27,6 +27,9 @@ constexpr ArchitectureInfo kArchitectures[] = {
     // llama.cpp converts GlmForCausalLM as "chatglm"; both keep GLM's interleaved rotary rows.
     {.arch = A::kGlm, .name = "glm", .hf_class = "GlmForCausalLM", .gguf_name = "chatglm", .gguf_interleaved_qk = true,
      .hf_interleaved_qk = true, .qkv_bias = true, .fused = FusedProjections::kGateUp},
+    // CodeGen (codegen2): llama.cpp has no such architecture; its rope pairs interleaved rows.
+    {.arch = A::kCodeGen, .name = "codegen", .hf_class = "CodeGenForCausalLM", .gguf_name = "",
+     .hf_interleaved_qk = true, .fused = FusedProjections::kGroupedQvk},
 };
 
 }  // namespace
@@ -47,7 +50,7 @@ const ArchitectureInfo* find_architecture(std::string_view name) {
 
 const ArchitectureInfo* find_gguf_architecture(std::string_view name) {
   for (const auto& info : kArchitectures)
-    if (info.gguf_name == name) return &info;
+    if (info.has_gguf() && info.gguf_name == name) return &info;
   return nullptr;
 }
 
@@ -55,6 +58,13 @@ std::string supported_architectures() {
   std::string out;
   for (const auto& info : kArchitectures) out += (out.empty() ? "" : ", ") + std::string(info.name);
   return out;
+}
+
+void set_codegen_features(ModelConfig& c) {
+  c.layer_norm = c.parallel_blocks = c.mlp_bias = c.lm_head_bias = true;
+  c.gated_ffn = false;
+  c.ffn_activation = FfnActivation::kGeluTanh;
+  c.n_kv_heads = c.n_heads;
 }
 
 float ModelConfig::attention_scale() const {
@@ -105,6 +115,7 @@ void ModelConfig::validate(std::string_view source) const {
     if (!(std::isfinite(m) && m != 0.0f)) throw_input_error("{}: a scaling multiplier is {} (must be finite, non-zero)", source, m);
   if (!(std::isfinite(attention_multiplier) && attention_multiplier >= 0.0f))
     throw_input_error("{}: attention_multiplier must be positive, got {}", source, attention_multiplier);
+  if (parallel_blocks && sandwich_norms) throw_input_error("{}: parallel blocks with sandwich norms", source);
   if (bos_id >= vocab_size || eos_id >= vocab_size)
     throw_input_error("{}: bos/eos id ({}/{}) outside the vocabulary of {}", source, bos_id, eos_id, vocab_size);
 }

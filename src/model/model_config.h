@@ -12,23 +12,26 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3, kGlm };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3, kGlm, kCodeGen };
 
 // Which projections a family's checkpoints store stacked (loaders split them, writers stack).
-enum class FusedProjections { kNone, kGateUp, kQkvAndGateUp };
+// kGroupedQvk: CodeGen's qkv_proj, four groups of rows, each [q; v; k] slices of one quarter of
+// the heads (its model-parallel layout).
+enum class FusedProjections { kNone, kGateUp, kQkvAndGateUp, kGroupedQvk };
 
 // What a family's files look like: its names in each format and the layout of its rotary rows.
 struct ArchitectureInfo {
   Architecture arch;
   std::string_view name;        // Hugging Face model_type
   std::string_view hf_class;    // config.json "architectures"
-  std::string_view gguf_name;   // general.architecture (llama.cpp's name)
+  std::string_view gguf_name;   // general.architecture (llama.cpp's name); empty: llama.cpp has none
   bool gguf_interleaved_qk = false;  // GGUF q/k rows rotate interleaved pairs (llama.cpp's converter permutes)
   bool hf_interleaved_qk = false;    // so do the HF checkpoint's (GLM's rope)
   bool qkv_bias = false;             // q/k/v projections carry a bias
   bool qk_norm = false;              // per-head RMS norms on q and k before rope
   FusedProjections fused = FusedProjections::kNone;
   bool hf_norm_offset = false;       // HF checkpoints store norm weights as w - 1 (gemma: x * (1 + w))
+  bool has_gguf() const { return !gguf_name.empty(); }
 };
 const ArchitectureInfo& architecture_info(Architecture a);
 std::string_view architecture_name(Architecture a);  // "llama", "qwen2", ...
@@ -98,6 +101,14 @@ struct ModelConfig {
   int64_t sliding_window = 0;
   std::vector<uint8_t> sliding_layers;  // per layer 1 = sliding window; empty: none
   float rope_local_theta = 0.0f;        // gemma3: the sliding layers' rope base; 0 = rope_theta
+  // CodeGen: LayerNorm (mean removed, then weight and bias) where the others have RMSNorm; attention
+  // and MLP both read the block's one input norm and add onto the residual together (parallel
+  // blocks); a plain MLP, down(act(up(x))), whose projections carry biases; a biased output head.
+  bool layer_norm = false;
+  bool parallel_blocks = false;
+  bool gated_ffn = true;
+  bool mlp_bias = false;
+  bool lm_head_bias = false;
   int64_t max_positions = 2048;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
@@ -126,5 +137,9 @@ struct ModelConfig {
   // (non-positive sizes, heads not dividing, kv heads not dividing heads, ...).
   void validate(std::string_view source) const;
 };
+
+// CodeGen's fixed features (every checkpoint has them): LayerNorms, parallel blocks, the plain
+// biased GELU (tanh form) MLP, a biased head, no grouped kv heads.
+void set_codegen_features(ModelConfig& c);
 
 }  // namespace genai

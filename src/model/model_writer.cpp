@@ -64,6 +64,9 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
     throw_input_error("GGUF weight type {} cannot be written (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1)",
                       ggml_type_name(weight_type));
   config.validate(path.string());
+  if (!architecture_info(config.arch).has_gguf())
+    throw_input_error("{}: {} has no GGUF form (llama.cpp has no such architecture; valid formats: hf)", path.string(),
+                      architecture_name(config.arch));
   GgufWriter w;
   gguf_write_config(w, config);
   w.set("general.file_type", GgufValue::u32(gguf_file_type(weight_type)));

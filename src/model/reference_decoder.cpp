@@ -113,6 +113,8 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
   namespace wn = weight_names;
   embed_ = checked(weights, wn::embed_tokens(), {c.vocab_size, c.dim});
   final_norm_ = checked(weights, wn::final_norm(), {c.dim});
+  if (c.layer_norm) final_norm_bias_ = checked(weights, wn::final_norm_bias(), {c.dim});
+  if (c.lm_head_bias) head_bias_ = checked(weights, wn::lm_head_bias(), {c.vocab_size});
   if (weights.contains(wn::lm_head()))
     head_ = checked(weights, wn::lm_head(), {c.vocab_size, c.dim});
   else if (c.tied_embeddings)
@@ -124,7 +126,11 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
     Layer& l = layers_[i];
     auto get = [&](const char* suffix, const Shape& shape) { return checked(weights, wn::layer(i, suffix), shape); };
     l.input_norm = get("input_layernorm.weight", {c.dim});
-    l.post_norm = get("post_attention_layernorm.weight", {c.dim});
+    if (c.layer_norm) l.input_norm_bias = get("input_layernorm.bias", {c.dim});
+    if (!c.parallel_blocks) {
+      l.post_norm = get("post_attention_layernorm.weight", {c.dim});
+      if (c.layer_norm) l.post_norm_bias = get("post_attention_layernorm.bias", {c.dim});
+    }
     if (c.sandwich_norms) {
       l.pre_ffn_norm = get("pre_feedforward_layernorm.weight", {c.dim});
       l.post_ffn_norm = get("post_feedforward_layernorm.weight", {c.dim});
@@ -142,9 +148,13 @@ ReferenceDecoder::ReferenceDecoder(const ModelConfig& config, const Weights& wei
       l.q_norm = get("self_attn.q_norm.weight", {c.head_dim});
       l.k_norm = get("self_attn.k_norm.weight", {c.head_dim});
     }
-    l.w_gate = get("mlp.gate_proj.weight", {c.ffn_dim, c.dim});
+    if (c.gated_ffn) l.w_gate = get("mlp.gate_proj.weight", {c.ffn_dim, c.dim});
     l.w_up = get("mlp.up_proj.weight", {c.ffn_dim, c.dim});
     l.w_down = get("mlp.down_proj.weight", {c.dim, c.ffn_dim});
+    if (c.mlp_bias) {
+      l.b_up = get("mlp.up_proj.bias", {c.ffn_dim});
+      l.b_down = get("mlp.down_proj.bias", {c.dim});
+    }
   }
   inv_freq_ = rope_inv_freq(c);
   if (c.long_rope.enabled()) long_inv_freq_ = rope_inv_freq(c, c.long_rope.original_max_positions + 1);
@@ -257,7 +267,7 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
 
   for (Layer& l : layers_) {
     const int64_t li = &l - layers_.data();
-    rms_norm(x.data(), n, dim, l.input_norm, c.norm_eps, xn.data());
+    norm(x.data(), n, dim, l.input_norm, l.input_norm_bias, xn.data());
     linear(xn.data(), n, dim, l.wq, c.qkv_bias ? &l.bq : nullptr, q.data());
     linear(xn.data(), n, dim, l.wk, c.qkv_bias ? &l.bk : nullptr, k.data());
     linear(xn.data(), n, dim, l.wv, c.qkv_bias ? &l.bv : nullptr, v.data());
@@ -276,22 +286,49 @@ std::vector<float> ReferenceDecoder::run_layers(std::span<const int32_t> tokens)
     attention(l, c.layer_slides(li), q, n, attn);
     linear(attn.data(), n, q_dim, l.wo, nullptr, proj.data());
     if (c.sandwich_norms) rms_norm(proj.data(), n, dim, l.post_norm, c.norm_eps, proj.data());
-    add_residual(proj);
+    // Parallel blocks (CodeGen): the MLP reads the same normed input, both outputs add at the end.
+    std::vector<float> attn_out;
+    if (c.parallel_blocks) attn_out = proj;
+    else add_residual(proj);
 
-    rms_norm(x.data(), n, dim, c.sandwich_norms ? l.pre_ffn_norm : l.post_norm, c.norm_eps, xn.data());
-    linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
-    linear(xn.data(), n, dim, l.w_up, nullptr, up.data());
-    // SwiGLU: silu(gate) * up; GeGLU: gelu_tanh(gate) * up.
-    if (c.ffn_activation == FfnActivation::kGeluTanh) kernels::scalar::gelu_tanh(gate.data(), n * c.ffn_dim);
-    else kernels::scalar::silu(gate.data(), n * c.ffn_dim);
-    kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
-    linear(gate.data(), n, c.ffn_dim, l.w_down, nullptr, proj.data());
+    if (!c.parallel_blocks)
+      norm(x.data(), n, dim, c.sandwich_norms ? l.pre_ffn_norm : l.post_norm, l.post_norm_bias, xn.data());
+    linear(xn.data(), n, dim, l.w_up, c.mlp_bias ? &l.b_up : nullptr, up.data());
+    auto activate = [&](float* v) {
+      if (c.ffn_activation == FfnActivation::kGeluTanh) kernels::scalar::gelu_tanh(v, n * c.ffn_dim);
+      else kernels::scalar::silu(v, n * c.ffn_dim);
+    };
+    float* hidden = up.data();
+    if (c.gated_ffn) {  // SwiGLU: silu(gate) * up; GeGLU: gelu_tanh(gate) * up.
+      linear(xn.data(), n, dim, l.w_gate, nullptr, gate.data());
+      activate(gate.data());
+      kernels::scalar::mul(gate.data(), up.data(), n * c.ffn_dim, gate.data());
+      hidden = gate.data();
+    } else {  // down(act(up(x)))
+      activate(up.data());
+    }
+    linear(hidden, n, c.ffn_dim, l.w_down, c.mlp_bias ? &l.b_down : nullptr, proj.data());
     if (c.sandwich_norms) rms_norm(proj.data(), n, dim, l.post_ffn_norm, c.norm_eps, proj.data());
-    add_residual(proj);
+    if (c.parallel_blocks)  // attn + mlp + residual, in transformers' order
+      for (int64_t i = 0; i < n * dim; ++i) x[i] = (attn_out[i] + proj[i]) + x[i];
+    else
+      add_residual(proj);
   }
   position_ += n;
-  rms_norm(x.data(), n, dim, final_norm_, c.norm_eps, xn.data());
+  norm(x.data(), n, dim, final_norm_, final_norm_bias_, xn.data());
   return xn;
+}
+
+void ReferenceDecoder::norm(const float* in, int64_t n, int64_t width, const Tensor& weight, const Tensor& bias,
+                            float* out) const {
+  if (config_.layer_norm)
+    kernels::scalar::layer_norm(in, n, width, weight.data<float>(), bias.data<float>(), config_.norm_eps, out);
+  else
+    rms_norm(in, n, width, weight, config_.norm_eps, out);
+}
+
+void ReferenceDecoder::head(const float* h, int64_t n, float* logits) const {
+  linear(h, n, config_.dim, head_, config_.lm_head_bias ? &head_bias_ : nullptr, logits);
 }
 
 // Granite divides the logits by logits_scaling (a division, as transformers does it).
@@ -307,7 +344,7 @@ std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {
   const std::vector<float> h = run_layers(tokens);
   const int64_t n = static_cast<int64_t>(tokens.size());
   std::vector<float> logits(n * config_.vocab_size);
-  linear(h.data(), n, config_.dim, head_, nullptr, logits.data());
+  head(h.data(), n, logits.data());
   scale_logits(logits);
   return logits;
 }
@@ -315,8 +352,7 @@ std::vector<float> ReferenceDecoder::forward(std::span<const int32_t> tokens) {
 std::vector<float> ReferenceDecoder::forward_last(std::span<const int32_t> tokens) {
   const std::vector<float> h = run_layers(tokens);
   std::vector<float> logits(config_.vocab_size);
-  linear(h.data() + (static_cast<int64_t>(tokens.size()) - 1) * config_.dim, 1, config_.dim, head_, nullptr,
-         logits.data());
+  head(h.data() + (static_cast<int64_t>(tokens.size()) - 1) * config_.dim, 1, logits.data());
   scale_logits(logits);
   return logits;
 }

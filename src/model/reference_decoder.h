@@ -42,10 +42,12 @@ class ReferenceDecoder {
  private:
   struct Layer {
     Tensor input_norm, post_norm;
+    Tensor input_norm_bias, post_norm_bias;  // LayerNorm families (post: unless parallel_blocks)
     Tensor pre_ffn_norm, post_ffn_norm;  // undefined unless sandwich_norms (post_norm then follows attention)
     Tensor wq, wk, wv, wo, bq, bk, bv;  // biases undefined unless qkv_bias
     Tensor q_norm, k_norm;              // undefined unless qk_norm
-    Tensor w_gate, w_up, w_down;
+    Tensor w_gate, w_up, w_down;        // w_gate undefined unless gated_ffn
+    Tensor b_up, b_down;                // undefined unless mlp_bias
     std::vector<float> k_cache, v_cache;  // [position, n_kv_heads * head_dim]
   };
 
@@ -54,9 +56,12 @@ class ReferenceDecoder {
   void attention(Layer& layer, bool slides, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
   void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len, bool local) const;
   void scale_logits(std::vector<float>& logits) const;
+  // The family's norm of n rows: RMSNorm, or LayerNorm with `bias`; out may alias in.
+  void norm(const float* in, int64_t n, int64_t width, const Tensor& weight, const Tensor& bias, float* out) const;
+  void head(const float* h, int64_t n, float* logits) const;
 
   ModelConfig config_;
-  Tensor embed_, final_norm_, head_;
+  Tensor embed_, final_norm_, final_norm_bias_, head_, head_bias_;
   std::vector<Layer> layers_;
   std::vector<float> inv_freq_, long_inv_freq_;  // long: longrope past the original context
   std::vector<float> local_inv_freq_;            // gemma3's sliding layers

@@ -95,6 +95,11 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   }
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
   if (c.arch == Architecture::kGlm) c.rotary_dim = c.head_dim / 2;  // GLM rotates half of each head
+  if (c.arch == Architecture::kCodeGen) {  // codegen2's layout: half of each head rotates, untied
+    set_codegen_features(c);
+    c.rotary_dim = c.head_dim / 2;
+    c.tied_embeddings = false;
+  }
   const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
   if (c.arch == Architecture::kGemma || gemma23) {  // GeGLU, sqrt(dim), always tied
     c.ffn_activation = FfnActivation::kGeluTanh;

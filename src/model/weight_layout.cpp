@@ -28,15 +28,46 @@ constexpr std::pair<const char*, const char*> kLayerNames[] = {
     {"mlp.down_proj.weight", "ffn_down.weight"},
 };
 
+// CodeGen's Hugging Face names of canonical tensors (GPT-J's module names).
+std::string codegen_hf_name(const std::string& canonical) {
+  namespace wn = weight_names;
+  if (canonical == wn::embed_tokens()) return "transformer.wte.weight";
+  if (canonical == wn::final_norm()) return "transformer.ln_f.weight";
+  if (canonical == wn::final_norm_bias()) return "transformer.ln_f.bias";
+  if (canonical == wn::lm_head() || canonical == wn::lm_head_bias()) return canonical;
+  constexpr std::pair<const char*, const char*> kNames[] = {
+      {"input_layernorm.", "ln_1."},
+      {"self_attn.o_proj.", "attn.out_proj."},
+      {"mlp.up_proj.", "mlp.fc_in."},
+      {"mlp.down_proj.", "mlp.fc_out."},
+  };
+  const std::string prefix = "model.layers.";
+  const size_t dot = canonical.find('.', prefix.size());
+  if (canonical.rfind(prefix, 0) == 0 && dot != std::string::npos) {
+    const std::string rest = canonical.substr(dot + 1);
+    for (const auto& [ours, theirs] : kNames)
+      if (rest.rfind(ours, 0) == 0)
+        return fmt::format("transformer.h.{}.{}{}", canonical.substr(prefix.size(), dot - prefix.size()), theirs,
+                           rest.substr(std::string_view(ours).size()));
+  }
+  throw_failure("internal: tensor {} has no CodeGen name", canonical);
+}
+
 }  // namespace
 
 std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
   namespace wn = weight_names;
   const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
   std::vector<WeightSpec> out;
+  // A norm's weight, and its bias where the family's norms are LayerNorms.
+  auto norm = [&](std::string weight) {
+    std::string bias = weight.substr(0, weight.size() - std::string_view("weight").size()) + "bias";
+    out.push_back({std::move(weight), {c.dim}});
+    if (c.layer_norm) out.push_back({std::move(bias), {c.dim}});
+  };
   out.push_back({wn::embed_tokens(), {c.vocab_size, c.dim}});
   for (int64_t i = 0; i < c.n_layers; ++i) {
-    out.push_back({wn::layer(i, "input_layernorm.weight"), {c.dim}});
+    norm(wn::layer(i, "input_layernorm.weight"));
     out.push_back({wn::layer(i, "self_attn.q_proj.weight"), {q, c.dim}});
     out.push_back({wn::layer(i, "self_attn.k_proj.weight"), {kv, c.dim}});
     out.push_back({wn::layer(i, "self_attn.v_proj.weight"), {kv, c.dim}});
@@ -50,24 +81,31 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
       out.push_back({wn::layer(i, "self_attn.k_norm.weight"), {c.head_dim}});
     }
     out.push_back({wn::layer(i, "self_attn.o_proj.weight"), {c.dim, q}});
-    out.push_back({wn::layer(i, "post_attention_layernorm.weight"), {c.dim}});
+    if (!c.parallel_blocks) norm(wn::layer(i, "post_attention_layernorm.weight"));
     if (c.sandwich_norms) {
       out.push_back({wn::layer(i, "pre_feedforward_layernorm.weight"), {c.dim}});
       out.push_back({wn::layer(i, "post_feedforward_layernorm.weight"), {c.dim}});
     }
-    out.push_back({wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}});
+    if (c.gated_ffn) out.push_back({wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}});
     out.push_back({wn::layer(i, "mlp.up_proj.weight"), {c.ffn_dim, c.dim}});
+    if (c.mlp_bias) out.push_back({wn::layer(i, "mlp.up_proj.bias"), {c.ffn_dim}});
     out.push_back({wn::layer(i, "mlp.down_proj.weight"), {c.dim, c.ffn_dim}});
+    if (c.mlp_bias) out.push_back({wn::layer(i, "mlp.down_proj.bias"), {c.dim}});
   }
-  out.push_back({wn::final_norm(), {c.dim}});
+  norm(wn::final_norm());
   if (!c.tied_embeddings) out.push_back({wn::lm_head(), {c.vocab_size, c.dim}});
+  if (c.lm_head_bias) out.push_back({wn::lm_head_bias(), {c.vocab_size}});
   return out;
 }
 
 std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming naming) {
   const bool gguf = naming == StoredNaming::kGguf;
+  const FusedProjections fused = architecture_info(c.arch).fused;
   auto stored_name = [&](const std::string& canonical) {
-    if (!gguf) return canonical;
+    if (!gguf) return c.arch == Architecture::kCodeGen ? codegen_hf_name(canonical) : canonical;
+    if (!architecture_info(c.arch).has_gguf())
+      throw_input_error("{} has no GGUF form (llama.cpp has no such architecture; use a Hugging Face folder)",
+                        architecture_name(c.arch));
     // With norms around both blocks (gemma2), llama.cpp's names follow the role: the MLP's input
     // norm is ffn_norm, the attention output's post_attention_norm, the MLP output's post_ffw_norm.
     if (c.sandwich_norms) {
@@ -107,38 +145,66 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming nami
       i += count - 1;
       return true;
     };
-    const FusedProjections fused = architecture_info(c.arch).fused;
+    if (fused == FusedProjections::kGroupedQvk && s.name.find("self_attn.q_proj.weight") != std::string::npos) {
+      if (gguf) stored_name(s.name);  // throws: no GGUF form
+      const std::string layer = s.name.substr(0, s.name.find("self_attn."));  // "model.layers.N."
+      StoredTensor t;
+      t.name = fmt::format("transformer.h.{}.attn.qkv_proj.weight", layer.substr(13, layer.size() - 14));
+      t.parts = {specs[i], specs[i + 2], specs[i + 1]};  // q, v, k
+      t.shape = {specs[i].shape[0] + specs[i + 1].shape[0] + specs[i + 2].shape[0], s.shape[1]};
+      t.groups = 4;
+      out.push_back(std::move(t));
+      i += 2;
+      continue;
+    }
     if (fused == FusedProjections::kQkvAndGateUp && fuse("self_attn.q_proj.weight", 3, "self_attn.qkv_proj.weight", "attn_qkv.weight"))
       continue;
-    if (fused != FusedProjections::kNone && fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight"))
+    if ((fused == FusedProjections::kGateUp || fused == FusedProjections::kQkvAndGateUp) &&
+        fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight"))
       continue;
     out.push_back({stored_name(s.name), s.shape, {s}});
   }
   return out;
 }
 
+namespace {
+
+// Calls f(part, part_row, stored_row, rows) for each run of rows a part has in the stored tensor.
+template <typename F>
+void for_each_run(const StoredTensor& t, F&& f) {
+  int64_t stored_row = 0;
+  for (int64_t g = 0; g < t.groups; ++g)
+    for (size_t p = 0; p < t.parts.size(); ++p) {
+      const int64_t rows = t.parts[p].shape[0];
+      if (rows % t.groups != 0)
+        throw_input_error("{}: {} rows of {} do not split into {} groups", t.name, rows, t.parts[p].name, t.groups);
+      f(p, g * (rows / t.groups), stored_row, rows / t.groups);
+      stored_row += rows / t.groups;
+    }
+}
+
+int64_t row_length(const WeightSpec& p) { return p.shape.size() > 1 ? shape_numel(p.shape) / p.shape[0] : 1; }
+
+}  // namespace
+
 std::vector<Tensor> split_stored(const StoredTensor& t, const Tensor& stored) {
   if (t.parts.size() == 1) return {stored};
   std::vector<Tensor> out;
-  const int64_t cols = t.shape[1];
-  int64_t row = 0;
-  for (const WeightSpec& p : t.parts) {
-    Tensor part = Tensor::zeros(DType::kF32, p.shape);
-    std::copy_n(stored.data<float>() + row * cols, part.numel(), part.mutable_data<float>());
-    row += p.shape[0];
-    out.push_back(std::move(part));
-  }
+  for (const WeightSpec& p : t.parts) out.push_back(Tensor::zeros(DType::kF32, p.shape));
+  const int64_t cols = row_length(t.parts[0]);
+  for_each_run(t, [&](size_t p, int64_t part_row, int64_t stored_row, int64_t rows) {
+    std::copy_n(stored.data<float>() + stored_row * cols, rows * cols, out[p].mutable_data<float>() + part_row * cols);
+  });
   return out;
 }
 
 Tensor stack_stored(const StoredTensor& t, const std::vector<Tensor>& parts) {
   if (parts.size() == 1) return parts[0];
   Tensor out = Tensor::zeros(DType::kF32, t.shape);
-  int64_t offset = 0;
-  for (const Tensor& p : parts) {
-    std::copy_n(p.data<float>(), p.numel(), out.mutable_data<float>() + offset);
-    offset += p.numel();
-  }
+  const int64_t cols = row_length(t.parts[0]);
+  for_each_run(t, [&](size_t p, int64_t part_row, int64_t stored_row, int64_t rows) {
+    std::copy_n(parts[p].data<float>() + part_row * cols, rows * cols, out.mutable_data<float>() + stored_row * cols);
+  });
   return out;
 }
 

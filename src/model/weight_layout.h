@@ -28,6 +28,9 @@ struct StoredTensor {
   std::string name;               // Hugging Face or GGUF name
   Shape shape;
   std::vector<WeightSpec> parts;  // canonical, in row order
+  // The parts' rows come in `groups` rounds: round g holds rows [g*r/groups, (g+1)*r/groups) of
+  // each part of r rows, in part order (CodeGen's qkv_proj: 4 rounds of q, v, k).
+  int64_t groups = 1;
 };
 enum class StoredNaming { kHuggingFace, kGguf };
 // Every stored tensor of `config`'s checkpoints in that naming, in canonical order.

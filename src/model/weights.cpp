@@ -18,7 +18,9 @@ const Tensor& Weights::get(const std::string& name) const {
 namespace weight_names {
 std::string embed_tokens() { return "model.embed_tokens.weight"; }
 std::string final_norm() { return "model.norm.weight"; }
+std::string final_norm_bias() { return "model.norm.bias"; }
 std::string lm_head() { return "lm_head.weight"; }
+std::string lm_head_bias() { return "lm_head.bias"; }
 std::string layer(int64_t i, const char* suffix) { return fmt::format("model.layers.{}.{}", i, suffix); }
 }  // namespace weight_names
 

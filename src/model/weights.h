@@ -9,6 +9,8 @@
 //   model.layers.{i}.mlp.{gate,up}_proj.weight   [ffn, dim];  mlp.down_proj.weight [dim, ffn]
 //   model.norm.weight                            [dim]
 //   lm_head.weight                               [vocab, dim] (absent when tied)
+// CodeGen's LayerNorms and biased MLP and head add input_layernorm.bias, model.norm.bias,
+// mlp.{up,down}_proj.bias and lm_head.bias (and have no gate_proj or post_attention_layernorm).
 #pragma once
 
 #include <map>
@@ -39,7 +41,9 @@ class Weights {
 namespace weight_names {
 std::string embed_tokens();
 std::string final_norm();
+std::string final_norm_bias();  // LayerNorm families (codegen)
 std::string lm_head();
+std::string lm_head_bias();
 std::string layer(int64_t i, const char* suffix);  // layer(3, "self_attn.q_proj.weight")
 }  // namespace weight_names
 

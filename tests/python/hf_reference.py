@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Test-side reference for the float decoder: small random models of every family we build (llama,
-qwen2, qwen3, granite, smollm3) run by Hugging Face transformers (PyTorch). For each case it writes, under OUTDIR:
+qwen2, qwen3, granite, smollm3, phi3, gemma 1/2/3, glm, codegen) run by Hugging Face transformers (PyTorch). For each case it writes, under OUTDIR:
 
   <case>/               the model saved with save_pretrained (safetensors, float32)
   <case>.gguf           the same weights as a GGUF file, laid out the way llama.cpp's
@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (CodeGenConfig, CodeGenForCausalLM, GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -76,7 +76,12 @@ CASES["gemma3_local_rope"] = ("gemma3", dict(num_attention_heads=4, num_key_valu
 # Interleaved rotary pairs on half of each head, q/k/v biases, fused gate/up.
 CASES["glm_interleaved"] = ("glm", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
                                         extra=dict(head_dim=16, attention_bias=True)), False)
-NO_GGUF = {"gemma2_query_scalar"}
+# CodeGen (codegen2): LayerNorms, attention and MLP in parallel off one norm, qkv_proj in four
+# groups of [q; v; k], rope on interleaved pairs of a quarter of each head (rotary_dim 4 of 16),
+# biased fc_in / fc_out / lm_head. llama.cpp has no codegen architecture: no GGUF copy.
+CASES["codegen_parallel"] = ("codegen", dict(num_attention_heads=4, num_key_value_heads=4,
+                                             extra=dict(rotary_dim=4)), False)
+NO_GGUF = {"gemma2_query_scalar", "codegen_parallel"}
 
 MODELS = {
     "llama": (LlamaConfig, LlamaForCausalLM),
@@ -89,13 +94,14 @@ MODELS = {
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
     "glm": (GlmConfig, GlmForCausalLM),
+    "codegen": (CodeGenConfig, CodeGenForCausalLM),
 }
 # llama.cpp's converter permutes q/k rows into its interleaved rope order for these.
 PERMUTED = {"llama", "granite", "smollm3"}
 
 
 def make_model(arch, kw, tied, seed):
-    rope = kw.get("rope_nested") or {"rope_type": "default", "rope_theta": kw["rope_theta"]}
+    rope = kw.get("rope_nested") or {"rope_type": "default", "rope_theta": kw.get("rope_theta", 10000.0)}
     if "rope_scaling" in kw:
         rope = dict(kw["rope_scaling"], rope_theta=kw["rope_theta"])
         if rope["rope_type"] == "longrope":
@@ -105,6 +111,10 @@ def make_model(arch, kw, tied, seed):
                   vocab_size=VOCAB, max_position_embeddings=256, rms_norm_eps=1e-5, rope_parameters=rope,
                   tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2, pad_token_id=None)
     common.update(kw.get("extra", {}))
+    if arch == "codegen":  # GPT-J's config names
+        common = dict(n_embd=64, n_inner=160, n_layer=2, n_head=kw["num_attention_heads"], vocab_size=VOCAB,
+                      n_positions=256, layer_norm_epsilon=1e-5, activation_function="gelu_new",
+                      tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2, **kw.get("extra", {}))
     torch.manual_seed(seed)
     config_cls, model_cls = MODELS[arch]
     config = config_cls(**common)
@@ -114,11 +124,13 @@ def make_model(arch, kw, tied, seed):
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):  # gemma stores w - 1: its norms multiply by 1 + w
+            if ".ln_" in name and name.endswith(".weight"):  # codegen's LayerNorms
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+            elif name.endswith("norm.weight"):  # gemma stores w - 1: its norms multiply by 1 + w
                 p.copy_((0.0 if arch.startswith("gemma") else 1.0) + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
-            elif "embed_tokens" in name:
+            elif "embed_tokens" in name or ".wte." in name:
                 p.copy_(torch.randn(p.shape, generator=gen))
             else:
                 p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]) * 1.5)
@@ -132,6 +144,8 @@ def legacy_rope_keys(folder, kw):
     path = os.path.join(folder, "config.json")
     with open(path) as f:
         cfg = json.load(f)
+    if "rope_theta" not in kw:  # codegen: a fixed base, no rope keys
+        return
     cfg["rope_theta"] = kw["rope_theta"]
     if "rope_scaling" in kw:
         cfg["rope_scaling"] = kw["rope_scaling"]

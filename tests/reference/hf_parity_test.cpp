@@ -86,11 +86,12 @@ TEST(HfParity, EveryCaseFromHuggingFaceFolderAndGguf) {
   // qwen3 q/k norms (head_dim * heads != hidden), granite multipliers, smollm3 NoPE layers, phi3 fused projections + partial rotary + longrope,
   // gemma GeGLU + scaled embeddings + (1 + w) norms, gemma2 sandwich norms + soft-capping +
   // sliding windows + query_pre_attn_scalar, gemma3 q/k norms + local rope base,
-  // glm interleaved partial rotary + biases + fused gate/up.
+  // glm interleaved partial rotary + biases + fused gate/up, codegen LayerNorms + parallel blocks +
+  // grouped qkv + interleaved partial rotary + biased MLP and head.
   EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias", "qwen3_qk_norm",
                                          "granite_scales", "smollm3_nope", "phi3_longrope",
                                          "gemma_geglu", "gemma2_caps", "gemma2_query_scalar",
-                                         "gemma3_local_rope", "glm_interleaved"}));
+                                         "gemma3_local_rope", "glm_interleaved", "codegen_parallel"}));
 }
 
 }  // namespace

@@ -38,6 +38,12 @@ inline void set_family_features(ModelConfig& c) {
   if (c.arch == Architecture::kPhi3) set_phi4_mini_rope(c);
   if (c.arch == Architecture::kGlm) c.rotary_dim = c.head_dim / 2;
   c.ffn_activation = FfnActivation::kSilu;
+  c.layer_norm = c.parallel_blocks = c.mlp_bias = c.lm_head_bias = false;
+  c.gated_ffn = true;
+  if (c.arch == Architecture::kCodeGen) {
+    set_codegen_features(c);
+    c.rotary_dim = c.head_dim / 2;
+  }
   c.sandwich_norms = false;
   c.attn_logit_softcap = c.final_logit_softcap = 0.0f;
   c.sliding_window = 0;
@@ -70,7 +76,8 @@ inline void set_family_features(ModelConfig& c) {
 // The architectures past llama and qwen2, for tests that run each family through a path.
 inline std::vector<Architecture> feature_families() {
   return {Architecture::kQwen3, Architecture::kGranite, Architecture::kSmolLM3, Architecture::kPhi3,
-          Architecture::kGemma, Architecture::kGemma2, Architecture::kGemma3, Architecture::kGlm};
+          Architecture::kGemma, Architecture::kGemma2, Architecture::kGemma3, Architecture::kGlm,
+          Architecture::kCodeGen};
 }
 
 inline ModelConfig small_config(Architecture arch = Architecture::kLlama, bool tied = false) {
@@ -135,6 +142,14 @@ inline Weights random_weights(const ModelConfig& c, uint32_t seed) {
   }
   add(wn::final_norm(), {c.dim}, 0.2f, 1.0f);
   if (!c.tied_embeddings) add(wn::lm_head(), {c.vocab_size, c.dim}, 1.0f / std::sqrt(static_cast<float>(c.dim)));
+  // CodeGen's biases, drawn after the rest so that the other families' weights stay as they were.
+  for (int64_t i = 0; i < c.n_layers && c.layer_norm; ++i) add(wn::layer(i, "input_layernorm.bias"), {c.dim}, 0.3f);
+  for (int64_t i = 0; i < c.n_layers && c.mlp_bias; ++i) {
+    add(wn::layer(i, "mlp.up_proj.bias"), {c.ffn_dim}, 0.3f);
+    add(wn::layer(i, "mlp.down_proj.bias"), {c.dim}, 0.3f);
+  }
+  if (c.layer_norm) add(wn::final_norm_bias(), {c.dim}, 0.3f);
+  if (c.lm_head_bias) add(wn::lm_head_bias(), {c.vocab_size}, 0.3f);
   return w;
 }
 
