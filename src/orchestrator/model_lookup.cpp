@@ -49,7 +49,7 @@ const std::vector<DecoderModelSpec>& table() {
                           "llama3.2-1b"));
     v.push_back(supported("llama3_2-3b_instruct", "llama3", A::kLlama, 3072, 28, 24, 8, 128256, C::kLlama3, bpe,
                           "llama3.2-3b"));
-    v.push_back(unsupported("codegen2_1b", "codegen", "CodeGen architecture (parallel attention and MLP, fused qkv)"));
+    v.push_back(supported("codegen2_1b", "codegen", A::kCodeGen, 2048, 16, 16, 16, 51200, C::kNone, bpe, "codegen2_1b"));
     v.push_back(supported("gemma-2b", "gemma", A::kGemma, 2048, 18, 8, 1, 256000, C::kGemma, {"sentencepiece", "spm"},
                           "gemma-2b"));
     v.push_back(supported("gemma2-2b", "gemma2", A::kGemma2, 2304, 26, 8, 4, 256000, C::kGemma, {"sentencepiece", "spm"},

@@ -112,6 +112,11 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
   }
   if (n.find("smollm3") != std::string::npos)
     return block_recipe("16a4w_block:32", "smollm3-3b", {"layers\\.\\d+\\.attn\\.[qkv]_proj\\.out"});
+  if (n.find("codegen") != std::string::npos) {  // before the 16-layer, 2048-wide llama3_2-1b rule
+    Recipe r = recipe_from_spelling("16a8w");
+    r.name = "16a8w (codegen2_1b default)";
+    return r;
+  }
   if (n.find("smollm") != std::string::npos) {
     Recipe r = recipe_from_spelling("16a8w");
     r.name = "16a8w (smollm2 default)";

@@ -29,26 +29,33 @@ nlohmann::json run_pipeline(const std::string& checkpoint, const std::string& ar
 
 TEST_P(FamilyPipeline, SlowHfFolderAndGgufCopyRunEndToEndWithTheSameTokens) {
   const std::string arch = GetParam();
+  // llama.cpp has no codegen architecture: its GGUF copy is refused by name, the folder runs alone.
+  const bool gguf_form = arch != "codegen";
   TempDir dir;
   for (const char* format : {"hf", "gguf"}) {
     const auto s = run_genai({"synth", "--arch", arch, "--shape", "tiny", "--format", format, "--seed", "3", "--out",
                               dir.file(std::string("model.") + format)});
-    ASSERT_EQ(s.exit_code, 0) << s.err;
+    ASSERT_EQ(s.exit_code, gguf_form || std::string(format) == "hf" ? 0 : 2) << s.err;
+    if (s.exit_code == 2) {
+      EXPECT_NE(s.err.find("no GGUF form"), std::string::npos) << s.err;
+    }
   }
   const auto hf = run_pipeline(dir.file("model.hf"), dir.file("art_hf"));
-  const auto gguf = run_pipeline(dir.file("model.gguf"), dir.file("art_gguf"));
   ASSERT_FALSE(hf.is_null());
-  ASSERT_FALSE(gguf.is_null());
   for (const char* s : {"model_preparation", "quantization", "compilation", "inference"})
     EXPECT_TRUE(hf["stages"][s]["ran"].get<bool>()) << s;
   ASSERT_GE(hf["tokens"].size(), 1u);
-  EXPECT_EQ(hf["tokens"], gguf["tokens"]);
   // 16a8w on the random tiny model (measured: 29-40 dB across the families at this shape).
   EXPECT_GT(hf["eval"]["sqnr_db"].get<double>(), 20.0) << arch;
+  if (!gguf_form) return;
+  const auto gguf = run_pipeline(dir.file("model.gguf"), dir.file("art_gguf"));
+  ASSERT_FALSE(gguf.is_null());
+  EXPECT_EQ(hf["tokens"], gguf["tokens"]);
   EXPECT_EQ(hf["eval"]["sqnr_db"], gguf["eval"]["sqnr_db"]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FamilyPipeline, ::testing::Values("qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm"),
+INSTANTIATE_TEST_SUITE_P(Families, FamilyPipeline, ::testing::Values("qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm",
+                                                                "codegen"),
                          [](const auto& info) { return info.param; });
 
 // The upstream names of these families are accepted with a checkpoint of their architecture and
