@@ -22,16 +22,22 @@ void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
                         o.max_context_len);
   }
   c.validate("model config");
-  // A sliding layer equals a global one while the context fits the window: the graphs are exact
-  // there, and longer contexts (a second, windowed mask) are not built yet.
-  for (int64_t l = 0; l < c.n_layers; ++l)
-    if (c.layer_slides(l) && o.max_context_len > c.sliding_window)
-      throw_input_error("--max_context_len {} exceeds the model's sliding window of {} tokens (layer {} slides; "
-                        "valid: at most {})",
-                        o.max_context_len, c.sliding_window, l, c.sliding_window);
+  // Past the window, the sliding layers' mask (build_decoder_graph) takes the new tokens' own
+  // columns as visible: true while a chunk is no longer than the window, or has no cache before it.
+  const bool prefill_has_cache = o.mode == ModelMode::kHybrid && o.prefill_ar_len < o.max_context_len;
+  if (windowed_layers(c, o.max_context_len) && prefill_has_cache && o.prefill_ar_len > c.sliding_window)
+    throw_input_error("--prefill_ar_len {} exceeds the model's sliding window of {} tokens with --max_context_len {} "
+                      "(valid: at most {}, or equal to --max_context_len)",
+                      o.prefill_ar_len, c.sliding_window, o.max_context_len, c.sliding_window);
 }
 
 }  // namespace
+
+bool windowed_layers(const ModelConfig& c, int64_t max_context_len) {
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (c.layer_slides(l) && max_context_len > c.sliding_window) return true;
+  return false;
+}
 
 std::string_view model_mode_name(ModelMode m) { return m == ModelMode::kKv ? "kv" : "hybrid"; }
 
@@ -113,6 +119,25 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
                           "rope.local_sin");
   }
   const ValueId mask5 = g->add_op(OpKind::kReshape, {mask}, "atten_mask.groups", {{"shape", ints({1, 1, 1, ar, CL})}});
+  // Sliding layers once the context passes their window: the smart-mask cache holds position c in
+  // column c, so a query at position p must not see the columns c <= p - W. A constant table
+  // [position, column] of 0 / -255 gathered by input_pos adds those to the mask (a sum of -510
+  // saturates at the mask encoding's -255). The new tokens' own columns (the last ar) stay
+  // visible, as they are for chunks no longer than the window (check_options); without a cache
+  // (calibration, ar == CL) positions start at 0, so column c is position c there too.
+  ValueId window_mask5 = -1;
+  if (windowed_layers(c, CL)) {
+    Tensor table = Tensor::zeros(DType::kF32, {CL, CL});
+    for (int64_t p = 0; p < CL; ++p)
+      for (int64_t col = 0; col < CL && col <= p - c.sliding_window; ++col)
+        if (cache_len == 0 || col < cache_len) table.mutable_data<float>()[p * CL + col] = kMaskedValue;
+    const ValueId part = g->add_op(
+        OpKind::kGather, {g->add_constant("atten_mask.window_table", std::make_shared<const Tensor>(std::move(table))), pos},
+        "atten_mask.window_part");
+    const ValueId part4 = g->add_op(OpKind::kReshape, {part}, "atten_mask.window_part.rows", {{"shape", ints({1, 1, ar, CL})}});
+    const ValueId windowed = g->add_op(OpKind::kAdd, {mask, part4}, "atten_mask.window");
+    window_mask5 = g->add_op(OpKind::kReshape, {windowed}, "atten_mask.window.groups", {{"shape", ints({1, 1, 1, ar, CL})}});
+  }
   ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
   if (c.embedding_multiplier != 1.0f)
     h = g->add_op(OpKind::kMul, {h, scalar("embed.scale", c.embedding_multiplier)}, "embed.scaled");
@@ -190,7 +215,8 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     const ValueId qk = g->add_op(OpKind::kMatMul, {q5, k5}, p + "attn.qk");
     ValueId scores = g->add_op(OpKind::kMul, {qk, scale}, p + "attn.scores");
     if (c.attn_logit_softcap > 0.0f) scores = softcap(scores, c.attn_logit_softcap, p + "attn.capped_scores");
-    const ValueId masked = g->add_op(OpKind::kAdd, {scores, mask5}, p + "attn.masked_scores");
+    const ValueId layer_mask = c.layer_slides(l) && window_mask5 >= 0 ? window_mask5 : mask5;
+    const ValueId masked = g->add_op(OpKind::kAdd, {scores, layer_mask}, p + "attn.masked_scores");
     const ValueId probs = g->add_op(OpKind::kSoftmax, {masked}, p + "attn.probs");
     const ValueId ctx = g->add_op(OpKind::kMatMul, {probs, v5}, p + "attn.context");
     const ValueId ctx4 = g->add_op(OpKind::kReshape, {ctx}, p + "attn.context.heads", {{"shape", ints({1, H, ar, hd})}});

@@ -44,6 +44,10 @@ struct DecoderGraphOptions {
 
 using GraphMap = std::map<std::string, std::shared_ptr<const Graph>>;
 
+// True when some layer of `config` slides over a window shorter than the context: its graphs
+// then add the windowed mask (atten_mask.window) to those layers' scores.
+bool windowed_layers(const ModelConfig& config, int64_t max_context_len);
+
 // kv: {kv_forward}; hybrid: {kv_forward, prefill_forward}; plus calibration when asked (and
 // tok_embedding_<name> for each with separate_embedding). Each
 // graph has passed the default pass pipeline and the verifier. Bad options are InputErrors

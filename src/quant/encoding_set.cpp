@@ -224,6 +224,10 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
   for (const auto& op : g.ops()) {
     const auto& r = g.value(op.result);
     if (!is_float_value(r) || is_passthrough(op.kind)) continue;
+    if (starts_with(r.name, "atten_mask.")) {  // the sliding layers' mask: 0 / -255 as the mask input
+      set.activations[r.name] = fp ? float16_encoding() : mask_encoding();
+      continue;
+    }
     QDType dtype = recipe.scheme_for(r.name).act;
     const bool grouped = leader.count(op.result) > 0;
     const ValueId l = grouped ? find(op.result) : op.result;

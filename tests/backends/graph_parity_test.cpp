@@ -168,6 +168,28 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
   }
 }
 
+// Sliding layers past their window (the windowed mask: a gathered constant table added to the
+// mask, saturating at -255) lower to codes equal to the QDQ reference's too.
+TEST(QuantizedParityVariants, SlidingLayersPastTheirWindow) {
+  for (Architecture arch : {Architecture::kGemma2, Architecture::kGemma3}) {
+    SCOPED_TRACE(architecture_name(arch));
+    auto model = std::const_pointer_cast<Model>(block_friendly_model(13, true, false, arch));
+    model->config.sliding_window = 6;
+    const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid, 32, 4);
+    ASSERT_GE(q.graphs.at("kv_forward")->find_value("atten_mask.window"), 0);
+    for (const char* name : {"kv_forward", "prefill_forward"}) {
+      int64_t compared = 0;
+      {
+        ModeGuard scalar(kernels::KernelMode::kScalar);
+        EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
+        EXPECT_GT(compared, 400);
+      }
+      ModeGuard simd(kernels::KernelMode::kSimd);
+      EXPECT_LE(max_code_difference(q, name, true, 2, &compared), 1) << name;
+    }
+  }
+}
+
 // Both methods of one model produce the same named-data key for the same weight bytes, so a
 // program stores one copy.
 TEST(Payload, MethodsShareWeightKeys) {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/sampler.h"
+#include "graph/decoder_graphs.h"
 #include "graph/random_model.h"
 #include "llm/generation.h"
 #include "llm/graph_decoder.h"
@@ -107,6 +108,37 @@ TEST(GraphDecoder, MatchesReferenceForEveryFamilyFeature) {
       EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 4, prompt}), 1e-5);
       EXPECT_LT(run_parity(model, {ModelMode::kKv, 20, 4, prompt}), 1e-5);
       EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 6, prompt, true}), 1e-5);  // separate embedding
+    }
+  }
+}
+
+// Sliding layers past their window (gemma2's every other layer, gemma3's local layers): the
+// windowed mask makes the graphs equal the reference, which slides, over contexts several windows
+// long, in kv and hybrid mode (chunks up to the window, and one chunk of the whole context).
+TEST(GraphDecoder, SlidingLayersPastTheirWindowMatchTheReference) {
+  for (Architecture arch : {Architecture::kGemma2, Architecture::kGemma3}) {
+    auto model = std::const_pointer_cast<Model>(random_model({.arch = arch, .tied = true, .seed = 29}));
+    model->config.sliding_window = 5;
+    const ModelConfig& c = model->config;
+    ASSERT_TRUE(graph::windowed_layers(c, 20));
+    for (int64_t prompt : {3, 11}) {
+      SCOPED_TRACE(::testing::Message() << architecture_name(arch) << " prompt " << prompt);
+      EXPECT_LT(run_parity(model, {ModelMode::kKv, 20, 4, prompt}), 1e-5);
+      EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 4, prompt}), 1e-5);
+      EXPECT_LT(run_parity(model, {ModelMode::kHybrid, 20, 5, prompt}), 1e-5);
+    }
+    // Without the window the logits differ (the test above would pass if both ignored it).
+    auto global = std::make_shared<Model>(*model);
+    global->config.sliding_window = 0;
+    const auto tokens = random_tokens(16, c.vocab_size, 3);
+    ReferenceDecoder a(*model), b(*global);
+    EXPECT_GT(relative_error(a.forward(tokens), b.forward(tokens)), 1e-3);
+    // A chunk longer than the window after a cache is refused by option name.
+    try {
+      make_graph_session(model, {ModelMode::kHybrid, 20, 6});
+      ADD_FAILURE() << "expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--prefill_ar_len 6"), std::string::npos) << e.what();
     }
   }
 }
