@@ -1,5 +1,6 @@
 #include "model/gguf_metadata.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -134,9 +135,11 @@ ModelConfig gguf_read_config(const GgufFile& f) {
       c.rope_local_theta = static_cast<float>(f.get_number(key(arch, "rope.freq_base_swa")).value_or(10000.0));
   }
   if (c.arch == Architecture::kPhi3) {
-    if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions)
-      throw_input_error("{}: {} = {} is not supported (sliding-window attention)", f.source(),
-                        key(arch, "attention.sliding_window"), *w);
+    // llama.cpp's phi3: every layer over the window when the key is set below the context.
+    if (auto w = f.get_int(key(arch, "attention.sliding_window")); w && *w > 0 && *w < c.max_positions) {
+      c.sliding_window = *w;
+      c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 1);
+    }
     // longrope's factors come as tensors (the loader reads them); these keys go with them.
     c.long_rope.original_max_positions =
         f.get_int(key(arch, "rope.scaling.original_context_length")).value_or(c.max_positions);
@@ -173,7 +176,13 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
     w.set(key(arch, "rope.scaling.original_context_length"), u32(c.long_rope.original_max_positions));
     w.set(key(arch, "rope.scaling.attn_factor"), GgufValue::f32(c.long_rope.attention_factor));
   }
-  if (c.arch == Architecture::kPhi3) w.set(key(arch, "attention.sliding_window"), u32(0));
+  const bool every_layer_slides =
+      !c.sliding_layers.empty() && std::all_of(c.sliding_layers.begin(), c.sliding_layers.end(), [](uint8_t s) { return s != 0; });
+  if (c.arch == Architecture::kPhi3) {
+    if (!c.sliding_layers.empty() && !every_layer_slides)
+      throw_input_error("GGUF: llama.cpp's phi3 slides every layer or none; this model slides some");
+    w.set(key(arch, "attention.sliding_window"), u32(every_layer_slides ? c.sliding_window : 0));
+  }
   if (c.arch == Architecture::kGranite) {
     w.set(key(arch, "embedding_scale"), GgufValue::f32(c.embedding_multiplier));
     w.set(key(arch, "residual_scale"), GgufValue::f32(c.residual_multiplier));
@@ -190,7 +199,8 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
     for (int64_t l = 0; l < c.n_layers; ++l)
       if (c.layer_slides(l) != gemma_gguf_layer_slides(c, l))
         throw_input_error("GGUF: llama.cpp fixes {}'s sliding layers; layer {} differs", arch, l);
-  } else if (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f || !c.sliding_layers.empty()) {
+  } else if (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f ||
+             (!c.sliding_layers.empty() && c.arch != Architecture::kPhi3)) {
     throw_input_error("GGUF: the {} architecture has no keys for norms after each block, soft-capping or sliding windows",
                       arch);
   }

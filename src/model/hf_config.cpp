@@ -171,10 +171,17 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
         throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
       return;
     case Architecture::kPhi3:
-      // Phi-3-mini-4k attends over a sliding window of 2047 on every layer: not built yet.
-      if (const json* w = r.find("sliding_window"); w && (!w->is_number_integer() || w->get<int64_t>() < c.max_positions))
-        throw_input_error("{}: sliding_window {} is not supported (sliding-window attention; supported: null)",
-                          r.source(), w->dump());
+      // Phi-3-mini-4k attends over a sliding window of 2047 on every layer (Phi-4-mini's window
+      // passes its context: none in effect).
+      if (const json* w = r.find("sliding_window")) {
+        if (!w->is_number_integer() || w->get<int64_t>() <= 0)
+          throw_input_error("{}: sliding_window {} is not supported (valid: a positive integer or null)", r.source(),
+                            w->dump());
+        if (w->get<int64_t>() < c.max_positions) {
+          c.sliding_window = w->get<int64_t>();
+          c.sliding_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 1);
+        }
+      }
       return;
     case Architecture::kGranite:
       c.embedding_multiplier = static_cast<float>(r.get_number("embedding_multiplier", 1.0));
@@ -430,7 +437,7 @@ std::string hf_config_json(const ModelConfig& c) {
   }
   if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
     j["partial_rotary_factor"] = static_cast<double>(c.rotary_dim) / static_cast<double>(c.head_dim);
-  if (c.arch == Architecture::kPhi3) j["sliding_window"] = nullptr;
+  if (c.arch == Architecture::kPhi3) j["sliding_window"] = c.sliding_window > 0 ? json(c.sliding_window) : json(nullptr);
   if (c.arch == Architecture::kGemma3 && c.rope_local_theta > 0.0f) j["rope_local_base_freq"] = tidy(c.rope_local_theta);
   if (c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
     const double scale = c.attention_scale();

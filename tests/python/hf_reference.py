@@ -67,6 +67,9 @@ CASES = {
                                                       attn_logit_softcapping=None, final_logit_softcapping=None)),
                             True),
 }
+# Phi-3-mini's layout: every layer over a sliding window (8 of the 64 tokens), full rotary.
+CASES["phi3_sliding"] = ("phi3", dict(num_attention_heads=4, num_key_value_heads=2, rope_theta=10000.0,
+                                      extra=dict(sliding_window=8)), False)
 # q/k norms (1 + w), five of six layers sliding with their own rope base (10000; global 1e6).
 CASES["gemma3_local_rope"] = ("gemma3", dict(num_attention_heads=4, num_key_value_heads=1, rope_theta=1000000.0,
                                              rope_nested=dict(sliding_attention=dict(rope_type="default", rope_theta=10000.0),
@@ -199,7 +202,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     if head_dim * n_head != cfg.hidden_size:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
-    if arch == "gemma3":
+    if arch == "gemma3" or (arch == "phi3" and cfg.sliding_window):
         w.add_sliding_window(cfg.sliding_window)
     if arch == "gemma2":
         w.add_attn_logit_softcapping(cfg.attn_logit_softcapping or 0.0)

@@ -89,7 +89,7 @@ TEST(HfParity, EveryCaseFromHuggingFaceFolderAndGguf) {
   // glm interleaved partial rotary + biases + fused gate/up, codegen LayerNorms + parallel blocks +
   // grouped qkv + interleaved partial rotary + biased MLP and head.
   EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias", "qwen3_qk_norm",
-                                         "granite_scales", "smollm3_nope", "phi3_longrope",
+                                         "granite_scales", "smollm3_nope", "phi3_longrope", "phi3_sliding",
                                          "gemma_geglu", "gemma2_caps", "gemma2_query_scalar",
                                          "gemma3_local_rope", "glm_interleaved", "codegen_parallel"}));
 }
