@@ -97,7 +97,7 @@ TEST_P(SyntheticBpeParity, MatchesHfTokenizersWithTheSamePreTokenizer) {
   EXPECT_EQ(ref_file["ids"], ref["ids"]) << preset;
 }
 
-// Each family's tokenizer: gpt2; smollm (SmolLM2, Granite 3.x: digits, then GPT-2 pieces);
+// Each family's tokenizer: gpt2 (CodeGen's byte-level BPE); smollm (SmolLM2, Granite 3.x: digits, then GPT-2 pieces);
 // llama-bpe (Llama 3, SmolLM3); qwen2 (Qwen2.5, Qwen3); gpt-4o (Phi-4-mini).
 INSTANTIATE_TEST_SUITE_P(Presets, SyntheticBpeParity, ::testing::Values("gpt2", "smollm", "llama-bpe", "qwen2", "gpt-4o"),
                          [](const auto& info) {
