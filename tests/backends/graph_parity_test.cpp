@@ -148,6 +148,21 @@ TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {
   }
 }
 
+// Both graphs of a hybrid model: codes equal to the QDQ reference's in scalar mode, within one
+// code vectorised.
+void expect_hybrid_codes_match(const quant::QuantizedModel& q) {
+  for (const char* name : {"kv_forward", "prefill_forward"}) {
+    int64_t compared = 0;
+    {
+      ModeGuard scalar(kernels::KernelMode::kScalar);
+      EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
+      EXPECT_GT(compared, 400);
+    }
+    ModeGuard simd(kernels::KernelMode::kSimd);
+    EXPECT_LE(max_code_difference(q, name, true, 2, &compared), 1) << name;
+  }
+}
+
 // Every family's features (q/k norms, multipliers, NoPE layers) lower to codes equal to the QDQ
 // reference's: scalar exact, SIMD within one code.
 TEST(QuantizedParityVariants, EveryFamilyFeature) {
@@ -155,16 +170,7 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
     SCOPED_TRACE(architecture_name(arch));
     const auto model = block_friendly_model(13, arch != Architecture::kQwen3, false, arch);
     const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid);
-    for (const char* name : {"kv_forward", "prefill_forward"}) {
-      int64_t compared = 0;
-      {
-        ModeGuard scalar(kernels::KernelMode::kScalar);
-        EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
-        EXPECT_GT(compared, 400);
-      }
-      ModeGuard simd(kernels::KernelMode::kSimd);
-      EXPECT_LE(max_code_difference(q, name, true, 2, &compared), 1) << name;
-    }
+    expect_hybrid_codes_match(q);
   }
 }
 
@@ -177,16 +183,7 @@ TEST(QuantizedParityVariants, SlidingLayersPastTheirWindow) {
     model->config.sliding_window = 6;
     const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid, 32, 4);
     ASSERT_GE(q.graphs.at("kv_forward")->find_value("atten_mask.window"), 0);
-    for (const char* name : {"kv_forward", "prefill_forward"}) {
-      int64_t compared = 0;
-      {
-        ModeGuard scalar(kernels::KernelMode::kScalar);
-        EXPECT_EQ(max_code_difference(q, name, true, 2, &compared), 0) << name;
-        EXPECT_GT(compared, 400);
-      }
-      ModeGuard simd(kernels::KernelMode::kSimd);
-      EXPECT_LE(max_code_difference(q, name, true, 2, &compared), 1) << name;
-    }
+    expect_hybrid_codes_match(q);
   }
 }
 
