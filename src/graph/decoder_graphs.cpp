@@ -156,8 +156,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
   // The family's norm over the last axis: RMSNorm, or LayerNorm with the weight's bias beside it.
   auto norm = [&](ValueId x, const std::string& weight, const std::string& name) {
     if (!c.layer_norm) return g->add_op(OpKind::kRmsNorm, {x, g->add_weight(weight)}, name, norm_attrs);
-    const std::string bias = weight.substr(0, weight.size() - std::string_view("weight").size()) + "bias";
-    return g->add_op(OpKind::kLayerNorm, {x, g->add_weight(weight), g->add_weight(bias)}, name, norm_attrs);
+    return g->add_op(OpKind::kLayerNorm, {x, g->add_weight(weight), g->add_weight(wn::bias_of(weight))}, name, norm_attrs);
   };
 
   std::vector<ValueId> k_out(L), v_out(L);

@@ -60,10 +60,9 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
   const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
   std::vector<WeightSpec> out;
   // A norm's weight, and its bias where the family's norms are LayerNorms.
-  auto norm = [&](std::string weight) {
-    std::string bias = weight.substr(0, weight.size() - std::string_view("weight").size()) + "bias";
-    out.push_back({std::move(weight), {c.dim}});
-    if (c.layer_norm) out.push_back({std::move(bias), {c.dim}});
+  auto norm = [&](const std::string& weight) {
+    out.push_back({weight, {c.dim}});
+    if (c.layer_norm) out.push_back({wn::bias_of(weight), {c.dim}});
   };
   out.push_back({wn::embed_tokens(), {c.vocab_size, c.dim}});
   for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -101,11 +100,11 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
 std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming naming) {
   const bool gguf = naming == StoredNaming::kGguf;
   const FusedProjections fused = architecture_info(c.arch).fused;
+  if (gguf && !architecture_info(c.arch).has_gguf())
+    throw_input_error("{} has no GGUF form (llama.cpp has no such architecture; use a Hugging Face folder)",
+                      architecture_name(c.arch));
   auto stored_name = [&](const std::string& canonical) {
     if (!gguf) return c.arch == Architecture::kCodeGen ? codegen_hf_name(canonical) : canonical;
-    if (!architecture_info(c.arch).has_gguf())
-      throw_input_error("{} has no GGUF form (llama.cpp has no such architecture; use a Hugging Face folder)",
-                        architecture_name(c.arch));
     // With norms around both blocks (gemma2), llama.cpp's names follow the role: the MLP's input
     // norm is ffn_norm, the attention output's post_attention_norm, the MLP output's post_ffw_norm.
     if (c.sandwich_norms) {
@@ -127,40 +126,35 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c, StoredNaming nami
   const std::vector<WeightSpec> specs = expected_weights(c);
   for (size_t i = 0; i < specs.size(); ++i) {
     const WeightSpec& s = specs[i];
-    // Fused families: q, k, v (consecutive in expected_weights) into one tensor; gate and up too.
-    auto fuse = [&](const char* first, size_t count, const std::string& hf_suffix, const std::string& gguf_suffix) {
+    // Fused families: consecutive tensors of expected_weights (q, k, v; gate, up) into one, the
+    // parts in `order`, in `groups` rounds (CodeGen's qkv_proj).
+    auto fuse = [&](const char* first, std::vector<size_t> order, const std::string& hf_suffix,
+                    const std::string& gguf_suffix, int64_t groups = 1) {
       if (!c.n_layers || s.name.find(first) == std::string::npos) return false;
       const std::string layer = s.name.substr(0, s.name.find(first));  // "model.layers.N."
       const std::string_view prefix = "model.layers.";
       const std::string n = layer.substr(prefix.size(), layer.size() - prefix.size() - 1);
+      const std::string hf_layer = c.arch == Architecture::kCodeGen ? fmt::format("transformer.h.{}.", n) : layer;
       StoredTensor t;
-      t.name = gguf ? fmt::format("blk.{}.{}", n, gguf_suffix) : layer + hf_suffix;
+      t.name = gguf ? fmt::format("blk.{}.{}", n, gguf_suffix) : hf_layer + hf_suffix;
       int64_t rows = 0;
-      for (size_t k = 0; k < count; ++k) {
+      for (size_t k : order) {
         t.parts.push_back(specs[i + k]);
         rows += specs[i + k].shape[0];
       }
       t.shape = {rows, s.shape[1]};
+      t.groups = groups;
       out.push_back(std::move(t));
-      i += count - 1;
+      i += order.size() - 1;
       return true;
     };
-    if (fused == FusedProjections::kGroupedQvk && s.name.find("self_attn.q_proj.weight") != std::string::npos) {
-      if (gguf) stored_name(s.name);  // throws: no GGUF form
-      const std::string layer = s.name.substr(0, s.name.find("self_attn."));  // "model.layers.N."
-      StoredTensor t;
-      t.name = fmt::format("transformer.h.{}.attn.qkv_proj.weight", layer.substr(13, layer.size() - 14));
-      t.parts = {specs[i], specs[i + 2], specs[i + 1]};  // q, v, k
-      t.shape = {specs[i].shape[0] + specs[i + 1].shape[0] + specs[i + 2].shape[0], s.shape[1]};
-      t.groups = 4;
-      out.push_back(std::move(t));
-      i += 2;
-      continue;
-    }
-    if (fused == FusedProjections::kQkvAndGateUp && fuse("self_attn.q_proj.weight", 3, "self_attn.qkv_proj.weight", "attn_qkv.weight"))
+    if (fused == FusedProjections::kGroupedQvk && fuse("self_attn.q_proj.weight", {0, 2, 1}, "attn.qkv_proj.weight", "", 4))
+      continue;  // q, v, k
+    if (fused == FusedProjections::kQkvAndGateUp &&
+        fuse("self_attn.q_proj.weight", {0, 1, 2}, "self_attn.qkv_proj.weight", "attn_qkv.weight"))
       continue;
     if ((fused == FusedProjections::kGateUp || fused == FusedProjections::kQkvAndGateUp) &&
-        fuse("mlp.gate_proj.weight", 2, "mlp.gate_up_proj.weight", "ffn_up.weight"))
+        fuse("mlp.gate_proj.weight", {0, 1}, "mlp.gate_up_proj.weight", "ffn_up.weight"))
       continue;
     out.push_back({stored_name(s.name), s.shape, {s}});
   }

@@ -22,6 +22,12 @@ std::string final_norm_bias() { return "model.norm.bias"; }
 std::string lm_head() { return "lm_head.weight"; }
 std::string lm_head_bias() { return "lm_head.bias"; }
 std::string layer(int64_t i, const char* suffix) { return fmt::format("model.layers.{}.{}", i, suffix); }
+std::string bias_of(const std::string& weight) {
+  const std::string_view suffix = "weight";
+  if (weight.size() < suffix.size() || weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0)
+    throw_failure("internal: {} is not a weight name", weight);
+  return weight.substr(0, weight.size() - suffix.size()) + "bias";
+}
 }  // namespace weight_names
 
 }  // namespace genai

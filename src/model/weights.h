@@ -45,6 +45,7 @@ std::string final_norm_bias();  // LayerNorm families (codegen)
 std::string lm_head();
 std::string lm_head_bias();
 std::string layer(int64_t i, const char* suffix);  // layer(3, "self_attn.q_proj.weight")
+std::string bias_of(const std::string& weight);    // "<x>.weight" -> "<x>.bias"
 }  // namespace weight_names
 
 }  // namespace genai
