@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/float_arith.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
 
 namespace genai::kernels {
 
-// Each scalar op is the graph interpreter's formula (src/graph/interpreter.cpp), same types and
-// order of accumulation, so that scalar kernels reproduce the QDQ reference bit for bit.
+// Each scalar op is the graph interpreter's formula (src/graph/interpreter.cpp calls these), so
+// scalar kernels reproduce the QDQ reference bit for bit; exp and the double sums are float_arith.h's,
+// which the vectorised build repeats lane by lane.
 namespace scalar {
 
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps, float* y) {
@@ -17,8 +19,7 @@ void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, fl
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = x + r * dim;
     float* dst = y + r * dim;
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(src[i]) * src[i];
+    const double ss = ordered_sum(src, dim, [](float v) { return static_cast<double>(v) * v; });
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + e));
     for (int64_t i = 0; i < dim; ++i) dst[i] = weight[i] * (src[i] * inv);
   }
@@ -43,18 +44,15 @@ void softmax(float* x, int64_t rows, int64_t n) {
     float* v = x + r * n;
     float mx = v[0];
     for (int64_t i = 1; i < n; ++i) mx = std::max(mx, v[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      v[i] = std::exp(v[i] - mx);
-      sum += v[i];
-    }
+    for (int64_t i = 0; i < n; ++i) v[i] = exp_f32(v[i] - mx);
+    const double sum = ordered_sum(v, n, [](float e) { return static_cast<double>(e); });
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) v[i] *= inv;
   }
 }
 
 void silu(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + exp_f32(-x[i]));
 }
 
 void tanh_inplace(float* x, int64_t n) {

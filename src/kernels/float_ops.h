@@ -1,11 +1,9 @@
 // The non-linear ops, computed in float32 between dequantize and requantize (or on f16-rounded
 // floats in the fp16 program). The scalar build computes exactly what the graph interpreter
-// (src/graph/interpreter.cpp) computes, so a quantized program matches the QDQ reference bit for
-// bit in scalar mode and within one step of the output encoding vectorised. Vectorised error:
-// rope, add, mul are bit-exact; rms_norm sums squares in double lanes (only the summation order
-// differs: |error| ~1e-16 relative before the float cast); softmax and silu use a polynomial exp
-// (Highway, about 1 ulp) and reorder the double sum: a few float ulps in all, far below one step
-// of a 16-bit encoding except when a value sits on a rounding boundary (then one step).
+// (src/graph/interpreter.cpp) computes, and the vectorised build the same bits: exp and the
+// double sums of rms_norm and softmax follow float_arith.h lane by lane, every other step is one
+// IEEE operation per element. So a quantized program matches the QDQ reference bit for bit in
+// either kernel mode.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Vectorised float ops: rope, add, mul bit-exact with the scalar build; rms_norm, softmax, silu
-// within float rounding (reassociated sums, polynomial exp; see float_ops.h),
+// Vectorised float ops, bit-exact with the scalar build (exp and the double sums as float_arith.h
+// defines them; see float_ops.h),
 // compiled once per Highway target by hwy/foreach_target.h; HWY_DYNAMIC_DISPATCH picks the best
 // one the CPU has.
 // Without Highway (GENAI_SCALAR_ONLY) simd_target.cpp forwards every kernel to the scalar build.
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/float_arith.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
 #include "kernels/simd_targets.h"
@@ -17,7 +18,6 @@
 #define HWY_TARGET_INCLUDE "kernels/simd_float_ops.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/contrib/math/math-inl.h"
 #include "kernels/simd_common-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -31,23 +31,28 @@ GENAI_KERNELS_FLOAT_OPS(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
 // ---------------------------------------------------------------------------------------------
 // Float ops.
 
-// Sum of squares in double lanes (the interpreter sums in double; only the order differs).
-double SumSquares(const float* x, int64_t n) {
-  const DF df;
+// float_arith.h's ordered_sum of term(x[i]) in double lanes: the 16 running sums live in 16 / H
+// vectors of H lanes (H divides 16 on every fixed-width target), stored and folded as the scalar
+// build folds them. Any other lane count takes the scalar loop.
+template <class Term>
+double OrderedSum(const float* x, int64_t n, Term term) {
   const DD dd;
   const hn::Rebind<float, DD> dfh;
   const int64_t H = static_cast<int64_t>(hn::Lanes(dd));
-  VD s0 = hn::Zero(dd), s1 = hn::Zero(dd);
-  int64_t i = 0;
-  for (; i + 2 * H <= n; i += 2 * H) {
-    const VD a = hn::PromoteTo(dd, hn::LoadU(dfh, x + i)), b = hn::PromoteTo(dd, hn::LoadU(dfh, x + i + H));
-    s0 = hn::MulAdd(a, a, s0);
-    s1 = hn::MulAdd(b, b, s1);
-  }
-  double ss = hn::GetLane(hn::SumOfLanes(dd, hn::Add(s0, s1)));
-  for (; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
-  (void)df;
-  return ss;
+  constexpr int64_t kMaxVecs = kSumLanes / 2;
+  if (H > kSumLanes || kSumLanes % H != 0 || kSumLanes / H > kMaxVecs)
+    return ordered_sum(x, n, [&](float v) { return hn::GetLane(term(hn::Set(dd, static_cast<double>(v)))); });
+  const int64_t vecs = kSumLanes / H;
+  VD acc[kMaxVecs];
+  for (int64_t q = 0; q < vecs; ++q) acc[q] = hn::Zero(dd);
+  const int64_t whole = n / kSumLanes * kSumLanes;
+  for (int64_t i = 0; i < whole; i += kSumLanes)
+    for (int64_t q = 0; q < vecs; ++q) acc[q] = hn::Add(acc[q], term(hn::PromoteTo(dd, hn::LoadU(dfh, x + i + q * H))));
+  HWY_ALIGN double lanes[kSumLanes];
+  for (int64_t q = 0; q < vecs; ++q) hn::Store(acc[q], dd, lanes + q * H);
+  double total = fold_sum_lanes(lanes);
+  for (int64_t i = whole; i < n; ++i) total += hn::GetLane(term(hn::Set(dd, static_cast<double>(x[i]))));
+  return total;
 }
 
 void RmsNormImpl(const float* x, int64_t rows, int64_t dim, const float* weight, float eps, float* y) {
@@ -56,7 +61,8 @@ void RmsNormImpl(const float* x, int64_t rows, int64_t dim, const float* weight,
   for (int64_t r = 0; r < rows; ++r) {
     const float* src = x + r * dim;
     float* dst = y + r * dim;
-    const double ss = SumSquares(src, dim);
+    // A float's square is exact in a double, so Mul here equals the scalar build's product.
+    const double ss = OrderedSum(src, dim, [](VD v) { return hn::Mul(v, v); });
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + static_cast<double>(eps)));
     const VF vi = hn::Set(df, inv);
     int64_t i = 0;
@@ -66,19 +72,35 @@ void RmsNormImpl(const float* x, int64_t rows, int64_t dim, const float* weight,
   }
 }
 
-// exp(x) for float lanes: Highway's polynomial (about 1 ulp) below 88.72, infinity above (as
-// std::exp), 0 below -104.
+// float_arith.h's exp_f32 in lanes: the same operations in the same order, the range limits as
+// selects.
 HWY_INLINE VF ExpF(DF df, VF x) {
-  const VF kMax = hn::Set(df, 88.72283935546875f);
-  const VF e = hn::Exp(df, hn::Min(x, kMax));
-  return hn::IfThenElse(hn::Gt(x, kMax), hn::Set(df, std::numeric_limits<float>::infinity()), e);
+  using namespace exp_f32_constants;
+  const DI32 di;
+  const VF xc = hn::Min(hn::Max(x, hn::Set(df, kExpMin)), hn::Set(df, kExpMax));
+  const VF n = hn::Round(hn::Mul(xc, hn::Set(df, kLog2e)));
+  const VF r = hn::Sub(hn::Sub(xc, hn::Mul(n, hn::Set(df, kLn2Hi))), hn::Mul(n, hn::Set(df, kLn2Lo)));
+  VF p = hn::Set(df, kC7);
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, kC6));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, kC5));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, kC4));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, kC3));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, kC2));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, 1.0f));
+  p = hn::Add(hn::Mul(p, r), hn::Set(df, 1.0f));
+  const VF n1 = hn::Trunc(hn::Mul(n, hn::Set(df, 0.5f))), n2 = hn::Sub(n, n1);
+  const auto pow2 = [&](VF k) {
+    return hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127))));
+  };
+  VF e = hn::Mul(hn::Mul(p, pow2(n1)), pow2(n2));
+  e = hn::IfThenElse(hn::Gt(x, hn::Set(df, kExpMax)), hn::Set(df, std::numeric_limits<float>::infinity()), e);
+  e = hn::IfThenZeroElse(hn::Lt(x, hn::Set(df, kExpMin)), e);
+  return hn::IfThenElse(hn::IsNaN(x), x, e);
 }
 
 void SoftmaxImpl(float* x, int64_t rows, int64_t n) {
   const DF df;
-  const DD dd;
-  const hn::Rebind<float, DD> dfh;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(df)), H = static_cast<int64_t>(hn::Lanes(dd));
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   for (int64_t r = 0; r < rows; ++r) {
     float* v = x + r * n;
     float mx = v[0];
@@ -91,11 +113,8 @@ void SoftmaxImpl(float* x, int64_t rows, int64_t n) {
     for (; i < n; ++i) mx = std::max(mx, v[i]);
     const VF vmx = hn::Set(df, mx);
     for (i = 0; i + L <= n; i += L) hn::StoreU(ExpF(df, hn::Sub(hn::LoadU(df, v + i), vmx)), df, v + i);
-    for (; i < n; ++i) v[i] = std::exp(v[i] - mx);
-    VD s = hn::Zero(dd);
-    for (i = 0; i + H <= n; i += H) s = hn::Add(s, hn::PromoteTo(dd, hn::LoadU(dfh, v + i)));
-    double sum = hn::GetLane(hn::SumOfLanes(dd, s));
-    for (; i < n; ++i) sum += v[i];
+    for (; i < n; ++i) v[i] = exp_f32(v[i] - mx);
+    const double sum = OrderedSum(v, n, [](VD e) { return e; });
     const float inv = static_cast<float>(1.0 / sum);
     const VF vi = hn::Set(df, inv);
     for (i = 0; i + L <= n; i += L) hn::StoreU(hn::Mul(hn::LoadU(df, v + i), vi), df, v + i);
@@ -112,7 +131,7 @@ void SiluImpl(float* x, int64_t n) {
     const VF v = hn::LoadU(df, x + i);
     hn::StoreU(hn::Div(v, hn::Add(one, ExpF(df, hn::Neg(v)))), df, x + i);
   }
-  for (; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+  for (; i < n; ++i) x[i] = x[i] / (1.0f + exp_f32(-x[i]));
 }
 
 // rope: the interpreter's products and sum per element (no fused multiply-add): bit-exact.

@@ -1,6 +1,6 @@
-// Float ops: the scalar build equals the graph interpreter (a one-op graph) bit for bit; the
-// vectorised build agrees within float rounding and, after requantization to a 16-bit encoding,
-// within one quantization step. quantize / dequantize / round_to_f16 equal quant:: exactly.
+// Float ops: the scalar build equals the graph interpreter (a one-op graph) bit for bit, and so
+// does the vectorised build. exp_f32 stays within 2 ulp of the C library's exp.
+// quantize / dequantize / round_to_f16 equal quant:: exactly.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "core/half.h"
 #include "graph/graph.h"
 #include "graph/interpreter.h"
+#include "kernels/float_arith.h"
 #include "kernels/float_ops.h"
 #include "kernel_test_util.h"
 
@@ -61,11 +62,12 @@ int64_t max_step_difference(const std::vector<float>& a, const std::vector<float
   return worst;
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
+// The vectorised build gives the scalar build's bits (float_arith.h), so requantized codes agree.
+void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], rel * std::max(1.0f, std::fabs(want[i]))) << what << " at " << i;
-  EXPECT_LE(max_step_difference(want, got), 1) << what;
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+  EXPECT_EQ(max_step_difference(want, got), 0) << what;
 }
 
 TEST(FloatOps, RmsNorm) {
@@ -84,7 +86,7 @@ TEST(FloatOps, RmsNorm) {
     }
     ScopedMode m(KernelMode::kSimd);
     rms_norm(x.data(), rows, dim, w.data(), eps, y.data());
-    expect_close(y, want, 1e-6f, "rms_norm");
+    expect_same_bits(y, want, "rms_norm");
     rms_norm(x.data(), rows, dim, w.data(), eps, x.data());  // in place
     EXPECT_EQ(x, y);
   }
@@ -106,7 +108,7 @@ TEST(FloatOps, Softmax) {
     y = x;
     ScopedMode m(KernelMode::kSimd);
     softmax(y.data(), rows, n);
-    expect_close(y, want, 2e-6f, "softmax");
+    expect_same_bits(y, want, "softmax");
   }
 }
 
@@ -130,8 +132,33 @@ TEST(FloatOps, Silu) {
     y = x;
     ScopedMode m(KernelMode::kSimd);
     silu(y.data(), n);
-    expect_close(y, want, 2e-6f, "silu");
+    expect_same_bits(y, want, "silu");
   }
+}
+
+// ulps between two finite floats of one sign.
+int64_t ulps_apart(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  return std::abs(static_cast<int64_t>(ia) - ib);
+}
+
+TEST(FloatOps, ExpIsWithinTwoUlpOfTheLibraryAndKeepsItsLimits) {
+  int64_t worst = 0;
+  for (float x = -103.0f; x < 88.7f; x += 0.0137f) {
+    const float want = std::exp(x);
+    if (want < std::numeric_limits<float>::min()) continue;  // subnormal results: absolute check below
+    worst = std::max(worst, ulps_apart(exp_f32(x), want));
+  }
+  EXPECT_LE(worst, 2);
+  EXPECT_EQ(exp_f32(0.0f), 1.0f);
+  EXPECT_NEAR(exp_f32(-100.0f), std::exp(-100.0f), 2e-45f);
+  EXPECT_EQ(exp_f32(-104.5f), 0.0f);
+  EXPECT_EQ(exp_f32(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(exp_f32(88.8f), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(exp_f32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_GT(exp_f32(88.72283935546875f), 3.4e38f);
 }
 
 TEST(FloatOps, RopeIsBitExactInBothBuilds) {
