@@ -117,8 +117,9 @@ void unpack_linear_weights(const uint8_t* packed, int64_t rows, int64_t cols, in
 
 namespace scalar {
 
-// quant::qdq_linear on integer codes: exact int64 sum of (qx - zp) * qw per block, blocks
-// folded in order in float, bias / scale_x, requantized with round half even and clamped.
+// quant::qdq_linear on integer codes: exact int64 sum of (qx - zp) * qw per block (per-channel
+// weights under 16-bit activations: as the HTP forms it, htp_accumulator), blocks folded in order
+// in float, bias / scale_x, requantized with round half even and clamped.
 void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const PackedLinear& w, const float* bias,
               const QParams& ey, ActType yt, void* y) {
   const int64_t n_in = w.cols, n_out = w.rows, nb = w.blocks(), width = w.block_size > 0 ? w.block_size : n_in;
@@ -129,12 +130,17 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
   }
   const float m = ex.scale / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
+  const bool htp_floor = w.block_size == 0 && htp_floors_accumulator(ex.qmax, w.bits);
   ThreadPool::global().parallel_for(
       n_out,
       [&](int64_t begin, int64_t end) {
         std::vector<int16_t> wr(static_cast<size_t>(n_in));
         for (int64_t c = begin; c < end; ++c) {
-          for (int64_t k = 0; k < n_in; ++k) wr[static_cast<size_t>(k)] = weight_at(w.data, n_in, w.bits, c, k);
+          int64_t wsum = 0;
+          for (int64_t k = 0; k < n_in; ++k) {
+            wr[static_cast<size_t>(k)] = weight_at(w.data, n_in, w.bits, c, k);
+            wsum += wr[static_cast<size_t>(k)];
+          }
           const float* sc = w.scales + c * nb;
           const float b = bias ? bias[c] / ex.scale : 0.0f;
           for (int64_t r = 0; r < rows; ++r) {
@@ -144,6 +150,7 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
               int64_t acc = 0;
               for (int64_t k = blk * width; k < (blk + 1) * width; ++k)
                 acc += static_cast<int64_t>(xr[k]) * wr[static_cast<size_t>(k)];
+              if (htp_floor) acc = htp_accumulator(acc, wsum, ex.zero_point);
               t += static_cast<float>(acc) * sc[blk];
             }
             if (bias) t += b;

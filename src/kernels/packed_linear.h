@@ -1,7 +1,8 @@
 // Linear layers with quantized weights: y[r, c] = sum_k x[r, k] * w[c, k] (+ bias[c]).
 // Integer path (htp): activations u8/u16 on per-tensor encodings, weights int8 or int4 symmetric,
 // per output channel or per block of input columns. The result equals quant::qdq_linear bit for
-// bit: the exact integer accumulation of (qx - zp_x) * qw per block, t = sum_blk float(acc) *
+// bit: the exact integer accumulation of (qx - zp_x) * qw per block (for per-channel 8/4-bit
+// weights under 16-bit activations, the HTP's floored accumulator, requantize.h), t = sum_blk float(acc) *
 // scale_blk (blocks in order), t += bias[c] / scale_x, requantized by m = scale_x / scale_y with
 // round half to even and clamped. Threads split output channels (ThreadPool::global()).
 #pragma once

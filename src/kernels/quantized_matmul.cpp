@@ -13,16 +13,24 @@ namespace genai::kernels {
 
 namespace scalar {
 
-// The QdqExecutor matmul: exact int64 sums of (qa - zp_a) * (qb - zp_b), requantized with
-// m = (scale_a * scale_b) / scale_y, round half even, clamp.
+// The QdqExecutor matmul: exact int64 sums of (qa - zp_a) * (qb - zp_b) (16-bit times 8-bit
+// codes: as the HTP forms them, htp_accumulator), requantized with m = (scale_a * scale_b) /
+// scale_y, round half even, clamp.
 void matmul_q(const void* a, ActType at, const QParams& ea, const void* b, ActType bt, const QParams& eb, int64_t M,
               int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey, ActType yt, void* y) {
   const float m = (ea.scale * eb.scale) / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
+  const bool htp_floor = htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb));
   ThreadPool::global().parallel_for(static_cast<int64_t>(batches.size()), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> acc(static_cast<size_t>(N));
+    std::vector<int64_t> acc(static_cast<size_t>(N)), bsum(static_cast<size_t>(N));
     for (int64_t bi = begin; bi < end; ++bi) {
       const MatmulBatch& e = batches[static_cast<size_t>(bi)];
+      if (htp_floor) {
+        std::fill(bsum.begin(), bsum.end(), 0);
+        for (int64_t p = 0; p < K; ++p)
+          for (int64_t j = 0; j < N; ++j)
+            bsum[static_cast<size_t>(j)] += code_at(b, bt, e.b_offset + p * N + j) - eb.zero_point;
+      }
       for (int64_t i = 0; i < M; ++i) {
         std::fill(acc.begin(), acc.end(), 0);
         for (int64_t p = 0; p < K; ++p) {
@@ -31,8 +39,9 @@ void matmul_q(const void* a, ActType at, const QParams& ea, const void* b, ActTy
             acc[static_cast<size_t>(j)] += av * (code_at(b, bt, e.b_offset + p * N + j) - eb.zero_point);
         }
         for (int64_t j = 0; j < N; ++j) {
-          const int32_t v = static_cast<int32_t>(requantize(static_cast<float>(acc[static_cast<size_t>(j)]) * m, lo, hi)) +
-                            ey.zero_point;
+          int64_t s = acc[static_cast<size_t>(j)];
+          if (htp_floor) s = htp_accumulator(s, bsum[static_cast<size_t>(j)], ea.zero_point);
+          const int32_t v = static_cast<int32_t>(requantize(static_cast<float>(s) * m, lo, hi)) + ey.zero_point;
           const int64_t o = e.y_offset + i * N + j;
           if (yt == ActType::kU8) static_cast<uint8_t*>(y)[o] = static_cast<uint8_t>(v);
           else static_cast<uint16_t*>(y)[o] = static_cast<uint16_t>(v);

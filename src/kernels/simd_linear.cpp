@@ -84,6 +84,7 @@ struct LinearJob {
   const uint8_t* meta = nullptr;    // blocked: block_meta layout (pack_block_meta), or null: gather
   const int32_t* xsum = nullptr;    // 4-bit: [rows, nb] sums of x' per block (nibbles carry +8)
   const float* bias_div = nullptr;  // padded [padded rows] bias[c] / scale_x, or null
+  bool htp_floor = false;           // per channel: the HTP's accumulator (htp_accumulator)
   float m = 1.0f;
   QParams ey;
   ActType yt = ActType::kU16;
@@ -235,6 +236,16 @@ HWY_NOINLINE void TilePerChannel(const LinearJob& j, int64_t r0, int64_t c0, int
   }
   HWY_ALIGN float t[R * 2 * kMaxLanes32];
   const VD corr = hn::Set(dd, static_cast<double>(j.corr));
+  // sum + xoff is the centred sum (q - off) w; cl/ch the zero-point correction (off - zp) sum w.
+  // Under the HTP's accumulator (off = 32768 for 16-bit codes) the first is floored to a multiple
+  // of 256 and the second rounded to one, ties down: exact in doubles (power-of-two scaling).
+  const VD k256 = hn::Set(dd, 256.0), inv256 = hn::Set(dd, 1.0 / 256.0), half = hn::Set(dd, 128.0);
+  const auto combine = [&](VD centred, VD correction) {
+    if (!j.htp_floor) return hn::Add(centred, correction);
+    const VD floored = hn::Mul(hn::Floor(hn::Mul(centred, inv256)), k256);
+    const VD rounded = hn::Mul(hn::Ceil(hn::Mul(hn::Sub(correction, half), inv256)), k256);
+    return hn::Add(floored, rounded);
+  };
   for (int v = 0; v < 2; ++v) {
     const int64_t c = c0 + v * L;
     const VI32 bs = hn::LoadU(di, j.bsums + c);
@@ -246,8 +257,8 @@ HWY_NOINLINE void TilePerChannel(const LinearJob& j, int64_t r0, int64_t c0, int
       float* tp = t + (r * 2 + v) * L;
       const VD xoff = hn::Set(dd, j.xsum ? -8.0 * j.xsum[r0 + r] : 0.0);
       // Exact integer in a double -> float: the same single rounding as float(int64).
-      hn::Store(hn::DemoteTo(dfh, hn::Add(hn::Add(hn::Load(dd, s), cl), xoff)), dfh, tp);
-      hn::Store(hn::DemoteTo(dfh, hn::Add(hn::Add(hn::Load(dd, s + H), ch), xoff)), dfh, tp + H);
+      hn::Store(hn::DemoteTo(dfh, combine(hn::Add(hn::Load(dd, s), xoff), cl)), dfh, tp);
+      hn::Store(hn::DemoteTo(dfh, combine(hn::Add(hn::Load(dd, s + H), xoff), ch)), dfh, tp + H);
       hn::Store(hn::Mul(hn::Load(df, tp), sc), df, tp);
     }
   }
@@ -413,6 +424,7 @@ void LinearQImpl(const void* x, ActType xt, int64_t rows, const QParams& ex, con
   j.nb = w.blocks();
   j.block_units = w.block_size > 0 ? w.block_size / 4 : 0;
   j.corr = off - ex.zero_point;
+  j.htp_floor = w.block_size == 0 && htp_floors_accumulator(ex.qmax, w.bits);
   j.m = ex.scale / ey.scale;
   j.ey = ey;
   j.yt = yt;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/quantized_matmul.h"
 #include "kernels/requantize.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
@@ -55,6 +56,7 @@ struct MatmulJob {
   ActType bt;
   int64_t M, K, N;
   double zpa, zpb;
+  bool htp_floor;  // the HTP's accumulator (htp_accumulator): 16-bit a, 8-bit b
   float m;
   QParams ey;
   ActType yt;
@@ -77,10 +79,14 @@ HWY_INLINE void MatmulBlock(const MatmulJob& job, int64_t b_offset, const RowRef
     for (int v = 0; v < 4; ++v) acc[r][v] = hn::Zero(dd);
   // sum_p (a - za)(b - zb) = sum_p (a - za) b - zb sum_p (a - za): raw codes of b in the loop.
   double asum[R] = {};
+  VD bsum[4];  // sum_p b (raw codes), for the HTP's accumulator
+  for (int v = 0; v < 4; ++v) bsum[v] = hn::Zero(dd);
   for (int64_t p = 0; p < job.K; ++p) {
     const int64_t bi = b_offset + p * job.N + j0;
     VD bv[4];
     for (int v = 0; v < 4; ++v) bv[v] = LoadCodesAsDouble(dd, job.b, job.bt, bi + v * L);
+    if (job.htp_floor)
+      for (int v = 0; v < 4; ++v) bsum[v] = hn::Add(bsum[v], bv[v]);
     for (int r = 0; r < R; ++r) {
       const double a = static_cast<double>(CodeAt(job.a, job.at, rows[r].a + p)) - job.zpa;
       asum[r] += a;
@@ -94,10 +100,22 @@ HWY_INLINE void MatmulBlock(const MatmulJob& job, int64_t b_offset, const RowRef
   const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
   const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
   const auto zp = hn::Set(dih, job.ey.zero_point);
+  // The HTP's accumulator in exact doubles: the centred sum floored to a multiple of 256 plus
+  // the zero-point correction (32768 - zp_a) sum_p (b - zp_b) rounded to one, ties down.
+  VD hcorr[4];
+  const VD k256 = hn::Set(dd, 256.0), inv256 = hn::Set(dd, 1.0 / 256.0), half = hn::Set(dd, 128.0);
+  for (int v = 0; v < 4; ++v)
+    hcorr[v] = hn::Mul(hn::Sub(bsum[v], hn::Set(dd, job.zpb * static_cast<double>(job.K))),
+                       hn::Set(dd, 32768.0 - job.zpa));
   for (int r = 0; r < R; ++r) {
     const VD corr = hn::Set(dd, job.zpb * asum[r]);
     for (int v = 0; v < 4; ++v) {
-      const auto q = RequantizeVec(dfh, hn::DemoteTo(dfh, hn::Sub(acc[r][v], corr)), m, lo, hi, zp);
+      VD s = hn::Sub(acc[r][v], corr);
+      if (job.htp_floor) {
+        const VD floored = hn::Mul(hn::Floor(hn::Mul(hn::Sub(s, hcorr[v]), inv256)), k256);
+        s = hn::Add(floored, hn::Mul(hn::Ceil(hn::Mul(hn::Sub(hcorr[v], half), inv256)), k256));
+      }
+      const auto q = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
       StoreCodes(dih, q, job.yt, job.y, rows[r].y + j0 + v * L, static_cast<size_t>(L));
     }
   }
@@ -110,10 +128,13 @@ void MatmulScalarPart(const MatmulJob& job, int64_t b_offset, const RowRef* rows
   const int32_t za = static_cast<int32_t>(job.zpa), zb = static_cast<int32_t>(job.zpb);
   for (int64_t r = 0; r < n_rows; ++r)
     for (int64_t jj = j0; jj < j1; ++jj) {
-      int64_t acc = 0;
-      for (int64_t p = 0; p < job.K; ++p)
-        acc += static_cast<int64_t>(CodeAt(job.a, job.at, rows[r].a + p) - za) *
-               (CodeAt(job.b, job.bt, b_offset + p * job.N + jj) - zb);
+      int64_t acc = 0, bsum = 0;
+      for (int64_t p = 0; p < job.K; ++p) {
+        const int32_t bv = CodeAt(job.b, job.bt, b_offset + p * job.N + jj) - zb;
+        acc += static_cast<int64_t>(CodeAt(job.a, job.at, rows[r].a + p) - za) * bv;
+        bsum += bv;
+      }
+      if (job.htp_floor) acc = htp_accumulator(acc, bsum, za);
       const int32_t v = static_cast<int32_t>(requantize(static_cast<float>(acc) * job.m, lo, hi)) + job.ey.zero_point;
       const int64_t o = rows[r].y + jj;
       if (job.yt == ActType::kU8) static_cast<uint8_t*>(job.y)[o] = static_cast<uint8_t>(v);
@@ -125,8 +146,20 @@ void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, Ac
                  int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey, ActType yt, void* y) {
   const DD dd;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dd)), jw = 4 * L;
-  const MatmulJob job{a, at, b, bt, M, K, N, static_cast<double>(ea.zero_point), static_cast<double>(eb.zero_point),
-                      (ea.scale * eb.scale) / ey.scale, ey, yt, y};
+  const MatmulJob job{a,
+                      at,
+                      b,
+                      bt,
+                      M,
+                      K,
+                      N,
+                      static_cast<double>(ea.zero_point),
+                      static_cast<double>(eb.zero_point),
+                      htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb)),
+                      (ea.scale * eb.scale) / ey.scale,
+                      ey,
+                      yt,
+                      y};
   // Rows grouped by the B matrix they read (GQA heads share one), in chunks of up to 4.
   struct Chunk {
     int64_t b_offset;

@@ -25,21 +25,32 @@ void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<cons
   const float m = (ea.scale * eb.scale) / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
   const int64_t per_entry = split_matmul_work(K, N);
+  const bool htp_floor = htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb));
   ThreadPool::global().parallel_for(static_cast<int64_t>(batches.size()), [&](int64_t begin, int64_t end) {
     for (int64_t bi = begin; bi < end; ++bi) {
       const MatmulBatch& e = batches[static_cast<size_t>(bi)];
       double* av = work + bi * per_entry;
       double* acc = av + K;
+      double* ones = acc + N;   // HTP accumulator: column sums of b as a product with ones
+      double* bsum = ones + K;
       for (int64_t p = 0; p < K; ++p) av[p] = static_cast<double>(code_at(a, at, e.a_offset + p) - ea.zero_point);
       std::fill(acc, acc + N, 0.0);
+      if (htp_floor) {
+        std::fill(ones, ones + K, 1.0);
+        std::fill(bsum, bsum + N, 0.0);
+      }
       const int64_t b_batch = K * N > 0 ? e.b_offset / (K * N) : 0;
       for (const MatmulSegment& g : b) {
-        if (bt == ActType::kU8)
-          accumulate_rows(simd, av + g.p0, g.rows, static_cast<const uint8_t*>(g.data) + b_batch * g.per_batch, g.stride,
-                          g.cols, acc + g.col0);
-        else
-          accumulate_rows(simd, av + g.p0, g.rows, static_cast<const uint16_t*>(g.data) + b_batch * g.per_batch,
-                          g.stride, g.cols, acc + g.col0);
+        const auto sum_rows = [&](const double* x, double* out) {
+          if (bt == ActType::kU8)
+            accumulate_rows(simd, x + g.p0, g.rows, static_cast<const uint8_t*>(g.data) + b_batch * g.per_batch,
+                            g.stride, g.cols, out + g.col0);
+          else
+            accumulate_rows(simd, x + g.p0, g.rows, static_cast<const uint16_t*>(g.data) + b_batch * g.per_batch,
+                            g.stride, g.cols, out + g.col0);
+        };
+        sum_rows(av, acc);
+        if (htp_floor) sum_rows(ones, bsum);
         // Σ a·(b − zb) = Σ a·b − zb·Σ a over this segment's rows (exact integers).
         double seg_sum = 0;
         for (int64_t p = g.p0; p < g.p0 + g.rows; ++p) seg_sum += av[p];
@@ -47,7 +58,12 @@ void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<cons
         for (int64_t j = 0; j < g.cols; ++j) acc[g.col0 + j] -= corr;
       }
       for (int64_t j = 0; j < N; ++j) {
-        const int32_t q = static_cast<int32_t>(requantize(static_cast<float>(acc[j]) * m, lo, hi)) + ey.zero_point;
+        double s = acc[j];
+        if (htp_floor)
+          s = static_cast<double>(htp_accumulator(static_cast<int64_t>(s),
+                                                  static_cast<int64_t>(bsum[j]) - int64_t{eb.zero_point} * K,
+                                                  ea.zero_point));
+        const int32_t q = static_cast<int32_t>(requantize(static_cast<float>(s) * m, lo, hi)) + ey.zero_point;
         if (yt == ActType::kU8) static_cast<uint8_t*>(y)[e.y_offset + j] = static_cast<uint8_t>(q);
         else static_cast<uint16_t*>(y)[e.y_offset + j] = static_cast<uint16_t>(q);
       }

@@ -2,8 +2,9 @@
 // (the decode attention: q·kᵀ with the parts along N, p·v with the parts along K), so the cache is
 // never copied. Same arithmetic as kernels::matmul_q and the QDQ reference: exact sums (integers
 // held in doubles: every product of a code difference and a code is below 2^33, every partial
-// sum below 2^53), m = (s_a·s_b)/s_y, kernels::requantize. The sums are exact, so the result does
-// not depend on how b is split.
+// sum below 2^53; 16-bit a times 8-bit b: the HTP's accumulator, kernels::htp_accumulator),
+// m = (s_a·s_b)/s_y, kernels::requantize. The sums are exact, so the result does not depend on how
+// b is split.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,9 @@ struct MatmulSegment {
   int64_t per_batch = 0, stride = 0, p0 = 0, rows = 0, col0 = 0, cols = 0;
 };
 
-// Work space per batch entry, in doubles: the row's code differences [K] and the column sums [N].
-inline int64_t split_matmul_work(int64_t K, int64_t N) { return K + N; }
+// Work space per batch entry, in doubles: the row's code differences [K], the products [N], and
+// for the HTP's accumulator (requantize.h) a row of ones [K] and b's column sums [N].
+inline int64_t split_matmul_work(int64_t K, int64_t N) { return 2 * (K + N); }
 
 // a: one row [1, K] per batch entry (a_offset), codes of type at on ea; b: the segments, covering
 // [K, N] once, codes of type bt on eb, batch entry b_offset / (K·N); y: [1, N] per entry (y_offset).

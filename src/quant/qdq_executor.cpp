@@ -95,6 +95,9 @@ void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEn
   const float m = ex.scale / ey.scale;
   const bool narrow = qdtype_bits(w.dtype) <= 8;
   const int64_t nb = w.blocks(), width = w.block_size > 0 ? w.block_size : n_in;
+  // The HTP's accumulator (kernels::htp_accumulator) for per-channel weights under 16-bit codes.
+  const bool htp_floor = w.block_size == 0 && kernels::htp_floors_accumulator(static_cast<int32_t>(ex.qmax),
+                                                                              qdtype_bits(w.dtype));
   ThreadPool::global().parallel_for(
       n_out,
       [&](int64_t begin, int64_t end) {
@@ -102,12 +105,16 @@ void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEn
           const int16_t* wr = w.values.data() + c * n_in;
           const float* sc = w.scales.data() + c * nb;
           const float b = bias ? bias[c] / ex.scale : 0.0f;
+          int64_t wsum = 0;
+          if (htp_floor)
+            for (int64_t k = 0; k < n_in; ++k) wsum += wr[k];
           for (int64_t r = 0; r < rows; ++r) {
             const int32_t* xr = xi.data() + r * n_in;
             float t = 0.0f;
             for (int64_t blk = 0; blk < nb; ++blk) {
-              const int64_t acc = narrow ? dot_narrow(xr + blk * width, wr + blk * width, width)
-                                         : dot_wide(xr + blk * width, wr + blk * width, width);
+              int64_t acc = narrow ? dot_narrow(xr + blk * width, wr + blk * width, width)
+                                   : dot_wide(xr + blk * width, wr + blk * width, width);
+              if (htp_floor) acc = kernels::htp_accumulator(acc, wsum, ex.zero_point);
               t += static_cast<float>(acc) * sc[blk];
             }
             if (bias) t += b;

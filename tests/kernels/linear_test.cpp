@@ -199,6 +199,39 @@ TEST(LinearQ, ExtremeCodesStayExact) {
       }
 }
 
+// HTP rule 4 on worked numbers, in both builds: with 16-bit codes and per-channel 8-bit weights
+// the accumulator is floored to a multiple of 256 (acc 310 -> 256); with 8-bit codes, or with
+// block-wise weights, it stays exact.
+TEST(LinearQ, SixteenBitCodesTakeTheHtpAccumulator) {
+  const int64_t cols = 64;
+  std::vector<int16_t> q(static_cast<size_t>(2 * cols), 0);
+  for (int64_t k = 0; k < 4; ++k) q[static_cast<size_t>(k)] = q[static_cast<size_t>(cols + k)] = 1;
+  std::vector<uint8_t> packed(packed_linear_bytes(2, cols, 8));
+  pack_linear_weights(q.data(), 2, cols, 8, packed.data());
+  const std::vector<float> scales(2, 1.0f);
+  for (int64_t block : {int64_t{0}, int64_t{32}}) {
+    const auto sums = linear_block_sums(q.data(), 2, cols, block);
+    const std::vector<float> block_scales(sums.size(), 1.0f);
+    const PackedLinear w{2, cols, 8, block, packed.data(), block ? block_scales.data() : scales.data(), sums.data()};
+    for (KernelMode mode : {KernelMode::kScalar, KernelMode::kSimd}) {
+      ScopedMode m(mode);
+      std::vector<uint16_t> x16(static_cast<size_t>(cols), 32768), y16(2);
+      x16[0] = x16[1] = x16[2] = 32768 + 100;
+      x16[3] = 32768 + 10;  // sum (q - 32768) w = 310
+      const QParams ex16{1.0f, 32768, 0, 65535}, ey{1.0f, 32768, 0, 65535};
+      linear_q(x16.data(), ActType::kU16, 1, ex16, w, nullptr, ey, ActType::kU16, y16.data());
+      const int want = block ? 32768 + 310 : 32768 + 256;
+      EXPECT_EQ(y16[0], want) << "block " << block;
+      EXPECT_EQ(y16[1], want) << "block " << block;
+      std::vector<uint8_t> x8(static_cast<size_t>(cols), 100);
+      x8[0] = x8[1] = x8[2] = 200;  // sum (q - 100) w = 300, exact
+      const QParams ex8{1.0f, 100, 0, 255};
+      linear_q(x8.data(), ActType::kU8, 1, ex8, w, nullptr, ey, ActType::kU16, y16.data());
+      EXPECT_EQ(y16[0], 32768 + 300) << "block " << block;
+    }
+  }
+}
+
 TEST(PackLinear, RoundTripsEveryWidth) {
   std::mt19937 rng(3);
   for (int bits : {4, 8, 16})

@@ -1,5 +1,5 @@
-// kernels::matmul_q against the QDQ matmul formula (exact int64 sums, m = sa*sb/sy, round half
-// even, clamp), in both builds, with GQA-style broadcast offsets; matmul_f32 against the
+// kernels::matmul_q against the QDQ matmul formula (exact int64 sums, or the HTP's accumulator for
+// 16-bit x 8-bit codes; m = sa*sb/sy, round half even, clamp), in both builds, with GQA-style broadcast offsets; matmul_f32 against the
 // interpreter's loop order.
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/quantized_matmul.h"
+#include "kernels/requantize.h"
 #include "kernel_test_util.h"
 
 namespace genai::kernels {
@@ -22,18 +23,41 @@ std::vector<int32_t> reference_matmul(const CodeBuffer& a, const QParams& ea, co
   std::vector<int32_t> y(ysize, -1);
   const float m = (ea.scale * eb.scale) / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
+  const bool htp = ea.qmax == 65535 && eb.qmax - eb.qmin <= 255;  // 16-bit x 8-bit: HTP rule 4
   for (const auto& e : batches)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        int64_t acc = 0;
-        for (int64_t p = 0; p < K; ++p)
-          acc += static_cast<int64_t>(a.at(static_cast<size_t>(e.a_offset + i * K + p)) - ea.zero_point) *
-                 (b.at(static_cast<size_t>(e.b_offset + p * N + j)) - eb.zero_point);
+        int64_t acc = 0, bsum = 0;
+        for (int64_t p = 0; p < K; ++p) {
+          const int64_t bv = b.at(static_cast<size_t>(e.b_offset + p * N + j)) - eb.zero_point;
+          acc += static_cast<int64_t>(a.at(static_cast<size_t>(e.a_offset + i * K + p)) - ea.zero_point) * bv;
+          bsum += bv;
+        }
+        if (htp) {  // the centred sum floored to a multiple of 256, the correction rounded to one
+          const int64_t corr = (32768 - int64_t{ea.zero_point}) * bsum;
+          const auto floor256 = [](int64_t v) { return static_cast<int64_t>(std::floor(static_cast<double>(v) / 256.0)) * 256; };
+          acc = floor256(acc - corr) + static_cast<int64_t>(std::ceil((static_cast<double>(corr) - 128.0) / 256.0)) * 256;
+        }
         const float r = std::nearbyint(static_cast<float>(acc) * m);
         const float c = std::isnan(r) ? 0.0f : std::min(std::max(r, lo), hi);
         y[static_cast<size_t>(e.y_offset + i * N + j)] = static_cast<int32_t>(c) + ey.zero_point;
       }
   return y;
+}
+
+// HTP rule 4 on worked numbers: zero points on a multiple of 256 floor the whole sum; others
+// floor the centred sum and round the correction (32768 - zp) * bsum to a multiple of 256, ties down.
+TEST(HtpAccumulator, FloorsTheCentredSumAndRoundsTheCorrection) {
+  EXPECT_EQ(htp_accumulator(1000, 7, 32768), 768);
+  EXPECT_EQ(htp_accumulator(-1000, 7, 32768), -1024);
+  EXPECT_EQ(htp_accumulator(1000, 7, 0), 768 + 0);  // correction 32768 * 7: a multiple of 256
+  EXPECT_EQ(htp_accumulator(1000, 3, 32868), 1024);   // centred 1300 -> 1280, correction -300 -> -256
+  EXPECT_EQ(htp_accumulator(133, 1, 32640), 0);       // correction +128 (a tie) -> 0
+  EXPECT_EQ(htp_accumulator(-123, 1, 32896), -256);   // correction -128 (a tie) -> -256
+  EXPECT_TRUE(htp_floors_accumulator(65535, 8));
+  EXPECT_TRUE(htp_floors_accumulator(65535, 4));
+  EXPECT_FALSE(htp_floors_accumulator(65535, 16));
+  EXPECT_FALSE(htp_floors_accumulator(255, 8));
 }
 
 struct MatmulCase {

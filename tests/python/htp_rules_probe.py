@@ -1,13 +1,16 @@
 """Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
 "HTP rules", quotes what it prints).
 
-usage: htp_rules_probe.py [rmsnorm] [linear] [pv]   (default: all three; V75 / SM8650)
+usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv]   (default: all four; V75 / SM8650)
 
 Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
 (CPU fallback off) and compares the output codes with candidate integer rules computed in numpy:
 - rmsnorm: round half to even against floor of the normalised result.
-- linear: the exact accumulator against the accumulator floored to a multiple of 256, for int8
-  and int4 weights, several K and zero points, with a tight output encoding.
+- linear: the exact accumulator, the accumulator floored to a multiple of 256, and the HTP's
+  accumulator as the emulation computes it (kernels::htp_accumulator: the sum centred on 32768
+  floored, the zero-point correction rounded, ties down), for int8 and int4 weights, several K and
+  zero points, with a tight output encoding.
+- qk: a uint16 operand on several zero points times a symmetric uint8 one, the same candidates.
 - pv: probabilities (zero point 0) times a symmetric uint8 V: the mean signed difference.
 """
 import sys
@@ -88,9 +91,42 @@ def linear(bits, K, zx, rows=8, N=48):
     got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [rows, K])],
                      [h.make_tensor_value_info("y", T.UINT16, [rows, N])], inits, {"x": x})
     m = np.float64(np.float32(sx)) * sw.astype(np.float64) / np.float64(sy)
-    report(f"linear int{bits} K {K} zero point {zx}", got,
-           {"exact sum": np.clip(np.rint(acc * m + zy), 0, 65535),
-            "floor(acc/256)*256": np.clip(np.rint(((acc >> 8) << 8) * m + zy), 0, 65535)})
+    report(f"linear int{bits} K {K} zero point {zx}", got, candidates(acc, qw.astype(np.int64).sum(0), zx, m, zy))
+
+
+def htp_accumulator(acc, bsum, zp):
+    """kernels::htp_accumulator: floor((acc - C) / 256) * 256 + ceil((C - 128) / 256) * 256."""
+    c = (32768 - zp) * bsum
+    return (((acc - c) >> 8) << 8) - (((128 - c) >> 8) << 8)
+
+
+def candidates(acc, bsum, zp, m, zy):
+    requant = lambda a: np.clip(np.rint(a * m + zy), 0, 65535)
+    return {"exact sum": requant(acc), "floor(acc/256)*256": requant((acc >> 8) << 8),
+            "htp accumulator": requant(htp_accumulator(acc, bsum, zp))}
+
+
+def qk(za, B=2, M=16, K=64, N=96):
+    sa, sb = 6.0 / 65535, 0.03
+    a = rng.integers(0, 65536, size=(1, B, M, K)).astype(np.uint16)
+    b = rng.integers(0, 256, size=(1, B, K, N)).astype(np.uint8)
+    acc = (a.astype(np.int64) - za) @ (b.astype(np.int64) - 128)
+    real = acc * (np.float64(np.float32(sa)) * np.float64(np.float32(sb)))
+    lo, hi = min(real.min(), 0.0) * 0.3, max(real.max(), 0.0) * 0.3  # tight: 1/m is hundreds of units
+    sy = np.float32((hi - lo) / 65535)
+    zy = int(np.rint(-lo / sy))
+    inits = params("a", sa, za, np.uint16) + params("b", sb, 128, np.uint8) + params("y", sy, zy, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
+             h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
+             h.make_node("MatMul", ["af", "bf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, B, M, K]),
+                             h.make_tensor_value_info("b", T.UINT8, [1, B, K, N])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, B, M, N])], inits, {"a": a, "b": b})
+    m = np.float64(np.float32(sa)) * np.float64(np.float32(sb)) / np.float64(sy)
+    bsum = (b.astype(np.int64) - 128).sum(-2, keepdims=True)
+    inside = (got > 0) & (got < 65535)  # clamped outputs say nothing about the accumulator
+    report(f"q.k zero point {za}", got[inside], {k: v[inside] for k, v in candidates(acc, bsum, za, m, zy).items()})
 
 
 def pv(B=3, M=16, K=128, N=64):
@@ -111,12 +147,15 @@ def pv(B=3, M=16, K=128, N=64):
 
 
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["rmsnorm", "linear", "pv"]
+    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv"]
     if "rmsnorm" in which:
         rmsnorm()
     if "linear" in which:
         for bits in (8, 4):
-            for K, zx in ((64, 32768), (576, 32768), (256, 0), (256, 36964)):
+            for K, zx in ((64, 32768), (576, 32768), (256, 0), (256, 36964), (128, 1000), (512, 12345), (256, 32868)):
                 linear(bits, K, zx)
+    if "qk" in which:
+        for za in (32768, 0, 12345, 31000, 33333):
+            qk(za)
     if "pv" in which:
         pv()

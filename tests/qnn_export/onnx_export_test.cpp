@@ -351,11 +351,13 @@ TEST(OnnxExport, FloatBundleIsRefused) {
   EXPECT_THROW(backends::qnn::export_onnx_qdq(bundle), InputError);
 }
 
-// Per op bound (output steps) on the CPU EP, `exact` form / `htp` form.
+// Per op bound (output steps) on the CPU EP, `exact` form / `htp` form. The CPU EP sums products
+// exactly; the reference takes the HTP's accumulator for per-channel weights and 16 x 8-bit matmuls
+// (HTP rule 4: up to m * 255 steps below the exact sum, 18 with this int4 case's tight range).
 const std::map<std::string, std::pair<int64_t, int64_t>>& cpu_bounds() {
   static const std::map<std::string, std::pair<int64_t, int64_t>> b{
-      {"linear_8bit", {1, 1}}, {"linear_4bit", {1, 1}},  {"linear_block32", {1, 1}}, {"linear_lpbq32", {1, 1}},
-      {"linear_8bit_bias", {1, 1}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {1, 1}}, {"rms_norm", {0, 1}},
+      {"linear_8bit", {1, 1}}, {"linear_4bit", {18, 18}},  {"linear_block32", {1, 1}}, {"linear_lpbq32", {1, 1}},
+      {"linear_8bit_bias", {2, 2}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {3, 3}}, {"rms_norm", {0, 1}},
       {"rope", {1, 1}}, {"masked_softmax", {1, 1}}, {"silu_mul", {1, 1}}, {"add", {1, 1}},
       {"gather", {0, 0}}, {"concat_slice", {0, 0}}};
   return b;
@@ -451,11 +453,12 @@ TEST(OnnxExportCpu, WholeGraphsMatchQdqReference) {
     std::printf("%-40s logits max %4lld steps (%5.2f%% differ, SQNR %.1f dB)  k/v max %3lld (%5.2f%%)\n", labels[i].c_str(),
                 static_cast<long long>(logits.max_steps), 100.0 * logits.share(), logits.sqnr_db(), static_cast<long long>(kv.max_steps),
                 100.0 * kv.share());
-    // Measured: exact form <= 40 logit steps and 1 k/v step (float vs integer accumulation; one
-    // step of the 8-bit KV is 257 steps of a 16-bit value, amplified over two layers); the htp
-    // form's quantized intermediates add up to 59 / 1.
+    // Measured: up to 155 logit steps (16a4w) and 1 k/v step: the CPU EP's exact sums against
+    // the reference's HTP accumulator (rule 4), whose int4 per-channel error is the largest; one
+    // step of the 8-bit KV is 257 steps of a 16-bit value, amplified over two layers. The htp
+    // form's quantized intermediates stay within the same bound.
     const bool exact = all[i].form == "exact";
-    EXPECT_LE(logits.max_steps, exact ? 48 : 192);
+    EXPECT_LE(logits.max_steps, 192);
     // rope's cos/sin tables are tiled over the heads, not broadcast (the HTP broadcast them wrongly).
     EXPECT_TRUE(r.result["ops"].contains("Tile")) << r.result["ops"].dump();
     EXPECT_LE(kv.max_steps, exact ? 4 : 40);

@@ -171,9 +171,22 @@ TEST(QuantLinear, MatchesAnIndependentIntegerComputation) {
         float t = 0.0f;
         for (int64_t b = 0; b < we.blocks(); ++b) {
           const int64_t width = block ? block : in;
-          int64_t acc = 0;
-          for (int64_t k = b * width; k < (b + 1) * width; ++k)
-            acc += (static_cast<int64_t>(quantize_value(x[r * in + k], ex)) - ex.zero_point) * we.values[c * in + k];
+          int64_t acc = 0, centred = 0, wsum = 0;
+          for (int64_t k = b * width; k < (b + 1) * width; ++k) {
+            const int64_t q = quantize_value(x[r * in + k], ex);  // the stored code
+            acc += (q - ex.zero_point) * we.values[c * in + k];
+            centred += (q - 32768) * we.values[c * in + k];
+            wsum += we.values[c * in + k];
+          }
+          if (block == 0) {
+            // Per-channel weights under 16-bit codes: the HTP's accumulator (docs/quantization.md,
+            // HTP rule 4), the centred sum floored to a multiple of 256 and the zero-point
+            // correction rounded to one, ties down.
+            const int64_t correction = (32768 - int64_t{ex.zero_point}) * wsum;
+            EXPECT_EQ(acc, centred + correction);
+            acc = static_cast<int64_t>(std::floor(static_cast<double>(centred) / 256.0)) * 256 +
+                  static_cast<int64_t>(std::ceil((static_cast<double>(correction) - 128.0) / 256.0)) * 256;
+          }
           t += static_cast<float>(acc) * we.scales[c * we.blocks() + b];
         }
         t += bias[c] / ex.scale;
