@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
+#include "kernels/quantized_add.h"
 #include "kernels/requantize.h"
 #include "kernels/scalar_kernels.h"
 
@@ -210,6 +211,38 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
           throw_input_error("graph input {}: value {} at element {} is outside [0, {})", g.value(op.operands[1]).name, id,
                             i, rows);
         std::memcpy(out.mutable_data<float>() + i * width, table.data<float>() + id * width, width * sizeof(float));
+      }
+      return out;
+    }
+    if (op.kind == OpKind::kAdd) {  // 16-bit codes: the HTP's integer add (kernels/quantized_add.h)
+      const auto ia = set.activations.find(g.value(op.operands[0]).name);
+      const auto ib = set.activations.find(g.value(op.operands[1]).name);
+      const auto iy = set.activations.find(r.name);
+      if (ia == set.activations.end() || ib == set.activations.end() || iy == set.activations.end()) return std::nullopt;
+      if (ia->second.is_float() || ib->second.is_float() || iy->second.is_float()) return std::nullopt;
+      const kernels::QParams qa = qparams(ia->second), qb = qparams(ib->second), qy = qparams(iy->second);
+      if (!kernels::htp_add_applies(qa, qb, qy)) return std::nullopt;
+      const kernels::HtpAdd h = kernels::htp_add_params(qa, qb, qy);
+      const Tensor &a = *in[0], &b = *in[1];
+      const Shape& os = r.type.shape;
+      const auto sa = kernels::broadcast_strides(a.shape(), os.size()), sb = kernels::broadcast_strides(b.shape(), os.size());
+      Tensor out = Tensor::zeros(DType::kF32, os);
+      std::vector<int64_t> idx(os.size(), 0);
+      int64_t oa = 0, ob = 0;
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        const auto code = [](float x, const Encoding& e) { return static_cast<int32_t>(quantize_value(x, e)); };
+        const int32_t q = kernels::htp_add_code(code(a.data<float>()[oa], ia->second), code(b.data<float>()[ob], ib->second), h);
+        out.mutable_data<float>()[i] = dequantize_value(q, iy->second);
+        for (size_t d = os.size(); d-- > 0;) {
+          if (++idx[d] < os[d]) {
+            oa += sa[d];
+            ob += sb[d];
+            break;
+          }
+          oa -= sa[d] * (os[d] - 1);
+          ob -= sb[d] * (os[d] - 1);
+          idx[d] = 0;
+        }
       }
       return out;
     }

@@ -1,7 +1,7 @@
 """Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
 "HTP rules", quotes what it prints).
 
-usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv]   (default: all four; V75 / SM8650)
+usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add]   (default: all; V75 / SM8650)
 
 Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
 (CPU fallback off) and compares the output codes with candidate integer rules computed in numpy:
@@ -11,6 +11,9 @@ Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX
   floored, the zero-point correction rounded, ties down), for int8 and int4 weights, several K and
   zero points, with a tight output encoding.
 - qk: a uint16 operand on several zero points times a symmetric uint8 one, the same candidates.
+- add: two uint16 tensors on random scales and zero points: the float sum against the HTP's
+  integer add as the emulation computes it (kernels/quantized_add.h: fixed-point multipliers with
+  a shift of at most 16 that keeps them below 2^15, rounding half up).
 - pv: probabilities (zero point 0) times a symmetric uint8 V: the mean signed difference.
 """
 import sys
@@ -146,8 +149,35 @@ def pv(B=3, M=16, K=128, N=64):
     report("P.V (zero point 0 x symmetric u8)", got, {"round half to even": np.clip(np.rint(t), 0, 65535)})
 
 
+def htp_add(qa, za, ra, qb, zb, rb, zy):
+    """kernels::htp_add_code; ra, rb: float32 scale ratios to the result's."""
+    shift = 0
+    while shift < 16 and max(ra, rb) * 2.0 ** (shift + 1) < 32768:
+        shift += 1
+    ma, mb = np.rint(np.float64(ra) * 2.0 ** shift).astype(np.int64), np.rint(np.float64(rb) * 2.0 ** shift).astype(np.int64)
+    acc = (qa.astype(np.int64) - za) * ma + (qb.astype(np.int64) - zb) * mb
+    return np.clip(((acc + (1 << (shift - 1))) >> shift) + zy, 0, 65535)
+
+
+def add(sa, za, sb, zb, sy, zy, n=8192):
+    inits = params("a", sa, za, np.uint16) + params("b", sb, zb, np.uint16) + params("y", sy, zy, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
+             h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
+             h.make_node("Add", ["af", "bf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    a = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
+    b = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, n]), h.make_tensor_value_info("b", T.UINT16, [1, n])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, n])], inits, {"a": a, "b": b})
+    f32 = np.float32
+    ra, rb = f32(f32(sa) / f32(sy)), f32(f32(sb) / f32(sy))
+    fsum = ((a.astype(np.int64) - za) * np.float64(f32(sa)) + (b.astype(np.int64) - zb) * np.float64(f32(sb))) / np.float64(f32(sy))
+    report(f"add, ratios {ra:.4f} {rb:.4f}", got, {"float sum": np.clip(np.rint(fsum) + zy, 0, 65535),
+                                                    "htp integer add": htp_add(a, za, ra, b, zb, rb, zy)})
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv"]
+    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add"]
     if "rmsnorm" in which:
         rmsnorm()
     if "linear" in which:
@@ -159,3 +189,9 @@ if __name__ == "__main__":
             qk(za)
     if "pv" in which:
         pv()
+    if "add" in which:
+        ratios = np.random.default_rng(11)
+        for _ in range(10):
+            ra, rb = 10 ** ratios.uniform(-2.5, 0.5), 10 ** ratios.uniform(-2.5, 0.5)
+            add(0.001 * ra, int(ratios.integers(0, 65536)), 0.001 * rb, int(ratios.integers(0, 65536)), 0.001,
+                int(ratios.integers(20000, 45000)))

@@ -11,6 +11,7 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/float_ops.h"
+#include "kernels/quantized_add.h"
 
 namespace genai::backends::exec {
 namespace {
@@ -303,8 +304,68 @@ void binary_op(const FloatOp& f, float (*op)(float, float), void (*kernel)(const
   }
 }
 
+// Add of 16-bit codes in integers, as the HTP adds (kernels/quantized_add.h), in each broadcast
+// form of binary_op; element i of the result reads its operands as binary_op does.
+void run_add_q(const Step& s, const StepIo& io) {
+  const BinaryParams& p = std::get<BinaryParams>(s.params);
+  const kernels::HtpAdd h = kernels::htp_add_params(s.in[0].q, s.in[1].q, s.out.q);
+  const kernels::ActType at = act(s.in[0].type), bt = act(s.in[1].type), yt = act(s.out.type);
+  const auto* a = io.in[0];
+  const auto* b = io.in[1];
+  const size_t ea = element_size(s.in[0].type), eb = element_size(s.in[1].type), ey = element_size(s.out.type);
+  const auto span = [&](int64_t a0, int64_t a_step, int64_t b0, int64_t b_step, int64_t y0, int64_t n) {
+    kernels::add_q(a + static_cast<uint64_t>(a0) * ea, at, a_step, b + static_cast<uint64_t>(b0) * eb, bt, b_step, n, h, yt,
+                   io.out + static_cast<uint64_t>(y0) * ey);
+  };
+  const int64_t n = s.out.n;
+  switch (p.broadcast) {
+    case Broadcast::kSame:
+      split_rows(n, 1, [&](int64_t e0, int64_t e1) { span(e0, 1, e0, 1, e0, e1 - e0); });
+      break;
+    case Broadcast::kScalarA:
+      split_rows(n, 1, [&](int64_t e0, int64_t e1) { span(0, 0, e0, 1, e0, e1 - e0); });
+      break;
+    case Broadcast::kScalarB:
+      split_rows(n, 1, [&](int64_t e0, int64_t e1) { span(e0, 1, 0, 0, e0, e1 - e0); });
+      break;
+    case Broadcast::kRepeatA:
+    case Broadcast::kRepeatB: {
+      const bool rep_b = p.broadcast == Broadcast::kRepeatB;
+      split_rows(p.outer, p.inner, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o)
+          span(rep_b ? o * p.inner : 0, 1, rep_b ? 0 : o * p.inner, 1, o * p.inner, p.inner);
+      });
+      break;
+    }
+    case Broadcast::kGeneral: {
+      std::array<int64_t, kMaxRank> idx{};
+      int64_t oa = 0, ob = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        span(oa, 1, ob, 1, i, 1);
+        for (int d = p.rank; d-- > 0;) {
+          if (++idx[d] < p.dims[d]) {
+            oa += p.stride_a[d];
+            ob += p.stride_b[d];
+            break;
+          }
+          oa -= p.stride_a[d] * (p.dims[d] - 1);
+          ob -= p.stride_b[d] * (p.dims[d] - 1);
+          idx[d] = 0;
+        }
+      }
+      break;
+    }
+  }
+}
+
+bool integer_operand(const Operand& o) { return o.type == fb::ElementType::U16 || o.type == fb::ElementType::U8; }
+
 void run_add(const Step& s, const StepIo& io) {
-  binary_op(FloatOp(s, io.in, io.out, io.scratch), [](float u, float v) { return u + v; }, &kernels::add);
+  if (s.quantized && integer_operand(s.in[0]) && integer_operand(s.in[1]) && integer_operand(s.out) &&
+      kernels::htp_add_applies(s.in[0].q, s.in[1].q, s.out.q))
+    run_add_q(s, io);
+  else
+    binary_op(FloatOp(s, io.in, io.out, io.scratch), [](float u, float v) { return u + v; }, &kernels::add);
 }
 
 void run_mul(const Step& s, const StepIo& io) {

@@ -1,0 +1,33 @@
+#include "kernels/quantized_add.h"
+
+#include <cmath>
+
+namespace genai::kernels {
+
+HtpAdd htp_add_params(const QParams& ea, const QParams& eb, const QParams& ey) {
+  const float ra = ea.scale / ey.scale, rb = eb.scale / ey.scale;  // float32 ratios, as measured
+  const double largest = static_cast<double>(ra > rb ? ra : rb);
+  int shift = 0;
+  while (shift < 16 && largest * std::ldexp(1.0, shift + 1) < 32768.0) ++shift;
+  HtpAdd p;
+  p.shift = shift == 0 ? 1 : shift;  // a ratio of 2^15 or more: no fraction bits left to keep
+  p.ma = std::llrint(static_cast<double>(ra) * std::ldexp(1.0, p.shift));
+  p.mb = std::llrint(static_cast<double>(rb) * std::ldexp(1.0, p.shift));
+  p.zpa = ea.zero_point;
+  p.zpb = eb.zero_point;
+  p.zpy = ey.zero_point;
+  p.qmin = ey.qmin;
+  p.qmax = ey.qmax;
+  return p;
+}
+
+void add_q(const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,
+           const HtpAdd& p, ActType yt, void* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = htp_add_code(code_at(a, at, i * a_step), code_at(b, bt, i * b_step), p);
+    if (yt == ActType::kU8) static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(v);
+    else static_cast<uint16_t*>(y)[i] = static_cast<uint16_t>(v);
+  }
+}
+
+}  // namespace genai::kernels
