@@ -20,22 +20,7 @@ template <typename Fn>
 void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn) {
   const size_t rank = out.size();
   const auto sa = kernels::broadcast_strides(a, rank), sb = kernels::broadcast_strides(b, rank);
-  std::vector<int64_t> idx(rank, 0);
-  const int64_t n = shape_numel(out);
-  int64_t oa = 0, ob = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    fn(i, oa, ob);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < out[d]) {
-        oa += sa[d];
-        ob += sb[d];
-        break;
-      }
-      oa -= sa[d] * (out[d] - 1);
-      ob -= sb[d] * (out[d] - 1);
-      idx[d] = 0;
-    }
-  }
+  kernels::for_each_broadcast(rank, out.data(), sa.data(), sb.data(), fn);
 }
 
 float dot(const float* a, const float* b, int64_t n) {

@@ -26,4 +26,27 @@ inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape,
   return strides;
 }
 
+// Calls fn(i, a_offset, b_offset) for every element i of a row-major result with `rank` dims,
+// walking each operand by its broadcast strides (as broadcast_strides gives them).
+template <typename Fn>
+void for_each_broadcast(size_t rank, const int64_t* dims, const int64_t* stride_a, const int64_t* stride_b, Fn&& fn) {
+  int64_t n = 1;
+  for (size_t d = 0; d < rank; ++d) n *= dims[d];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, oa, ob);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < dims[d]) {
+        oa += stride_a[d];
+        ob += stride_b[d];
+        break;
+      }
+      oa -= stride_a[d] * (dims[d] - 1);
+      ob -= stride_b[d] * (dims[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
 }  // namespace genai::kernels

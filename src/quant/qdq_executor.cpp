@@ -227,23 +227,11 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
       const Shape& os = r.type.shape;
       const auto sa = kernels::broadcast_strides(a.shape(), os.size()), sb = kernels::broadcast_strides(b.shape(), os.size());
       Tensor out = Tensor::zeros(DType::kF32, os);
-      std::vector<int64_t> idx(os.size(), 0);
-      int64_t oa = 0, ob = 0;
-      for (int64_t i = 0; i < out.numel(); ++i) {
-        const auto code = [](float x, const Encoding& e) { return static_cast<int32_t>(quantize_value(x, e)); };
+      const auto code = [](float x, const Encoding& e) { return static_cast<int32_t>(quantize_value(x, e)); };
+      kernels::for_each_broadcast(os.size(), os.data(), sa.data(), sb.data(), [&](int64_t i, int64_t oa, int64_t ob) {
         const int32_t q = kernels::htp_add_code(code(a.data<float>()[oa], ia->second), code(b.data<float>()[ob], ib->second), h);
         out.mutable_data<float>()[i] = dequantize_value(q, iy->second);
-        for (size_t d = os.size(); d-- > 0;) {
-          if (++idx[d] < os[d]) {
-            oa += sa[d];
-            ob += sb[d];
-            break;
-          }
-          oa -= sa[d] * (os[d] - 1);
-          ob -= sb[d] * (os[d] - 1);
-          idx[d] = 0;
-        }
-      }
+      });
       return out;
     }
     if (op.kind == OpKind::kLinear) {

@@ -63,7 +63,7 @@ int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& n
   return worst;
 }
 
-TEST_P(QuantizedParity, ScalarExactSimdWithinOneCode) {
+TEST_P(QuantizedParity, ScalarAndSimdCodesEqualTheReference) {
   const ParityCase& p = GetParam();
   const auto model = block_friendly_model();
   const auto q = quantize(model, p.recipe, p.mode);

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/broadcast.h"
 #include "kernels/float_ops.h"
 #include "kernels/quantized_add.h"
 
@@ -243,23 +244,9 @@ struct FloatOp {
 void run_general(const FloatOp& f, const BinaryParams& p, float (*op)(float, float)) {
   const float* a = f.operand(0, 0, f.s.in[0].n);
   const float* b = f.operand(1, 0, f.s.in[1].n);
-  const int64_t n = f.s.out.n;
-  std::array<int64_t, kMaxRank> idx{};
-  int64_t oa = 0, ob = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    f.y[i] = op(a[oa], b[ob]);
-    for (int d = p.rank; d-- > 0;) {
-      if (++idx[d] < p.dims[d]) {
-        oa += p.stride_a[d];
-        ob += p.stride_b[d];
-        break;
-      }
-      oa -= p.stride_a[d] * (p.dims[d] - 1);
-      ob -= p.stride_b[d] * (p.dims[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  f.finish(0, n);
+  kernels::for_each_broadcast(static_cast<size_t>(p.rank), p.dims.data(), p.stride_a.data(), p.stride_b.data(),
+                              [&](int64_t i, int64_t oa, int64_t ob) { f.y[i] = op(a[oa], b[ob]); });
+  f.finish(0, f.s.out.n);
 }
 
 void binary_op(const FloatOp& f, float (*op)(float, float), void (*kernel)(const float*, const float*, int64_t, float*)) {
@@ -337,24 +324,10 @@ void run_add_q(const Step& s, const StepIo& io) {
       });
       break;
     }
-    case Broadcast::kGeneral: {
-      std::array<int64_t, kMaxRank> idx{};
-      int64_t oa = 0, ob = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        span(oa, 1, ob, 1, i, 1);
-        for (int d = p.rank; d-- > 0;) {
-          if (++idx[d] < p.dims[d]) {
-            oa += p.stride_a[d];
-            ob += p.stride_b[d];
-            break;
-          }
-          oa -= p.stride_a[d] * (p.dims[d] - 1);
-          ob -= p.stride_b[d] * (p.dims[d] - 1);
-          idx[d] = 0;
-        }
-      }
+    case Broadcast::kGeneral:
+      kernels::for_each_broadcast(static_cast<size_t>(p.rank), p.dims.data(), p.stride_a.data(), p.stride_b.data(),
+                                  [&](int64_t i, int64_t oa, int64_t ob) { span(oa, 1, ob, 1, i, 1); });
       break;
-    }
   }
 }
 
