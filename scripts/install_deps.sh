@@ -11,7 +11,7 @@ want_test=0
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
-  libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev
+  libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   adb
 )

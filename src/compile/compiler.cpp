@@ -13,7 +13,7 @@
 #include "compile/source_checksum.h"
 #include "core/atomic_dir.h"
 #include "core/atomic_file.h"
-#include "core/chunked_sha256.h"
+#include "core/chunked_digest.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "pte/program_writer.h"
@@ -80,8 +80,9 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   // truncated, swapped or corrupted file instead of running it (runtime/artifact_dir.h).
   nlohmann::json checksums = nlohmann::json::object();
   auto record = [&](const std::filesystem::path& file) {
-    checksums[file.filename().string()] = {{"size", std::filesystem::file_size(file)},
-                                           {"chunked_sha256", chunked_sha256_file_hex(file)}};
+    checksums[file.filename().string()] = {
+        {"size", std::filesystem::file_size(file)},
+        {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_file_hex(file, DigestKind::kXxh3_128)}};
   };
   for (const auto& [key, path] : result.artifacts) record(path);
   // Beside the manifest: the staged dir while a replacement is written (core/atomic_dir.h).

@@ -72,7 +72,7 @@ CompileResult compile_artifacts(const CompileRequest& request);
 // manifest.json: {"format": "genai-artifacts", "version": 1, "artifacts": {key: file name},
 // "methods": {key: [names]}, "tokenizer": file name, "soc_model", "backend", "options": {...},
 // "source": {"path", "sha256"}, "planned_bytes", "lower_bound_bytes", "params" (when known),
-// "checksums": {file name: {"size", "chunked_sha256" (core/chunked_sha256.h)}} for every artifact
+// "checksums": {file name: {"size", "chunked_xxh3_128" (core/chunked_digest.h)}} for every artifact
 // and the tokenizer}.
 inline constexpr std::string_view kManifestFileName = "manifest.json";
 

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/chunked_sha256.h"
+#include "core/chunked_digest.h"
 #include "core/error.h"
 
 namespace genai::runtime {
@@ -42,15 +42,32 @@ std::map<std::string, FileChecksum> read_checksums(const nlohmann::json& m, cons
   auto it = m.find("checksums");
   if (it == m.end() || it->is_null()) return out;
   if (!it->is_object())
-    throw_input_error("{}: 'checksums' must be an object of file name -> {{\"size\", \"chunked_sha256\"}}", manifest.string());
+    throw_input_error("{}: 'checksums' must be an object of file name -> {{\"size\", \"chunked_xxh3_128\"}}",
+                      manifest.string());
   for (const auto& [name, entry] : it->items()) {
     auto size = entry.is_object() ? entry.find("size") : entry.end();
-    auto digest = entry.is_object() ? entry.find("chunked_sha256") : entry.end();
-    if (!entry.is_object() || size == entry.end() || !size->is_number_unsigned() || digest == entry.end() ||
-        !digest->is_string() || digest->get<std::string>().size() != 64)
-      throw_input_error("{}: checksums.{} must be {{\"size\": bytes, \"chunked_sha256\": 64 hex digits}}",
+    if (!entry.is_object() || size == entry.end() || !size->is_number_unsigned())
+      throw_input_error("{}: checksums.{} must be {{\"size\": bytes, \"chunked_xxh3_128\": 32 hex digits}}",
                         manifest.string(), name);
-    out[name] = FileChecksum{size->get<uint64_t>(), digest->get<std::string>()};
+    FileChecksum c;
+    c.size = size->get<uint64_t>();
+    // The digest this manifest records: XXH3 since it was introduced, SHA-256 before.
+    bool found = false;
+    for (DigestKind kind : {DigestKind::kXxh3_128, DigestKind::kSha256}) {
+      auto digest = entry.find(std::string(digest_field(kind)));
+      if (digest == entry.end()) continue;
+      if (!digest->is_string() || digest->get<std::string>().size() != digest_hex_digits(kind))
+        throw_input_error("{}: checksums.{}.{} must be {} hex digits", manifest.string(), name, digest_field(kind),
+                          digest_hex_digits(kind));
+      c.kind = kind;
+      c.digest = digest->get<std::string>();
+      found = true;
+      break;
+    }
+    if (!found)
+      throw_input_error("{}: checksums.{} must be {{\"size\": bytes, \"chunked_xxh3_128\": 32 hex digits}}",
+                        manifest.string(), name);
+    out[name] = c;
   }
   return out;
 }
@@ -66,7 +83,7 @@ void check_file(const ArtifactDir& a, const fs::path& manifest, const fs::path& 
   if (ec || size != want->size)
     throw_input_error("{}: is {} bytes, but {} records {} (truncated or replaced; recompile with `genai compile`)",
                       file.string(), ec ? 0 : size, manifest.string(), want->size);
-  if (digest && chunked_sha256_file_hex(file) != want->chunked_sha256)
+  if (digest && chunked_digest_file_hex(file, want->kind) != want->digest)
     throw_input_error("{}: its content does not match the checksum {} records (corrupted or replaced; recompile "
                       "with `genai compile`, or pass --no_verify to skip the check)",
                       file.string(), manifest.string());

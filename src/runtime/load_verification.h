@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/chunked_digest.h"
+
 namespace genai::runtime {
 
 void set_load_verification(bool on);
@@ -15,7 +17,8 @@ bool load_verification();
 // What manifest.json records about one file of an artifact dir.
 struct FileChecksum {
   uint64_t size = 0;
-  std::string chunked_sha256;  // core/chunked_sha256.h
+  DigestKind kind = DigestKind::kXxh3_128;  // core/chunked_digest.h
+  std::string digest;                       // hex
 };
 
 }  // namespace genai::runtime

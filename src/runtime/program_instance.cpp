@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "core/chunked_sha256.h"
+#include "core/chunked_digest.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/sha256.h"
@@ -105,7 +105,7 @@ void check_against_manifest(const std::shared_ptr<const MappedFile>& mapped, con
   if (mapped->size() != expected.size)
     throw_input_error("{}: is {} bytes, but its artifact dir's manifest.json records {} (truncated or replaced)", file,
                       mapped->size(), expected.size);
-  if (chunked_sha256_hex(mapped->bytes()) == expected.chunked_sha256) return;
+  if (chunked_digest_hex(mapped->bytes(), expected.kind) == expected.digest) return;
   std::string where = "outside its named data (the program's methods or delegate payloads)";
   std::vector<std::string> keys;
   try {

@@ -9,8 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <xxhash.h>
+
 #include "backends/register_builtin.h"
-#include "core/chunked_sha256.h"
+#include "core/chunked_digest.h"
+#include "core/sha256.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "pte/program_reader.h"
@@ -69,19 +72,61 @@ TEST_F(LoadVerification, ManifestRecordsSizeAndDigestOfEveryFileItNames) {
   for (const std::string name : {"text_decoder.pte", "tokenizer.json"}) {
     const auto& c = m["checksums"][name];
     EXPECT_EQ(c["size"].get<uint64_t>(), fs::file_size(art() + "/" + name)) << name;
-    EXPECT_EQ(c["chunked_sha256"].get<std::string>(), chunked_sha256_file_hex(art() + "/" + name)) << name;
+    EXPECT_EQ(c["chunked_xxh3_128"].get<std::string>(),
+              chunked_digest_file_hex(art() + "/" + name, DigestKind::kXxh3_128))
+        << name;
   }
   EXPECT_EQ(m["checksums"].size(), 2u);
 }
 
-TEST_F(LoadVerification, ChunkedDigestIsTheSha256OfTheChunkDigests) {
-  std::vector<uint8_t> bytes(kChunkedSha256ChunkBytes * 2 + 5);
+// The chunked digest is the hash of the chunk hashes in order: computed here from the libraries
+// directly (xxHash's canonical 16 bytes per chunk; SHA-256's 32), against chunked_digest_hex.
+TEST_F(LoadVerification, ChunkedDigestIsTheHashOfTheChunkHashes) {
+  std::vector<uint8_t> bytes(kChunkedDigestChunkBytes * 2 + 5);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
-  const std::string d = chunked_sha256_hex(bytes);
-  EXPECT_EQ(d.size(), 64u);
-  EXPECT_EQ(chunked_sha256_hex(bytes), d);  // whatever the thread split
-  bytes.back() ^= 1;
-  EXPECT_NE(chunked_sha256_hex(bytes), d);
+  std::vector<uint8_t> xxh_chunks, sha_chunks;
+  for (size_t off = 0; off < bytes.size(); off += kChunkedDigestChunkBytes) {
+    const size_t n = std::min(kChunkedDigestChunkBytes, bytes.size() - off);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(bytes.data() + off, n));
+    xxh_chunks.insert(xxh_chunks.end(), std::begin(c.digest), std::end(c.digest));
+    Sha256 h;
+    h.update(std::span<const uint8_t>(bytes.data() + off, n));
+    const auto d = h.finish();
+    sha_chunks.insert(sha_chunks.end(), d.begin(), d.end());
+  }
+  XXH128_canonical_t top;
+  XXH128_canonicalFromHash(&top, XXH3_128bits(xxh_chunks.data(), xxh_chunks.size()));
+  Sha256 sha_top;
+  sha_top.update(std::span<const uint8_t>(sha_chunks));
+  const auto sha_digest = sha_top.finish();
+  EXPECT_EQ(chunked_digest_hex(bytes, DigestKind::kXxh3_128), to_hex(std::span<const uint8_t>(top.digest, 16)));
+  EXPECT_EQ(chunked_digest_hex(bytes, DigestKind::kSha256), to_hex(sha_digest));
+  for (DigestKind kind : {DigestKind::kXxh3_128, DigestKind::kSha256}) {
+    const std::string d = chunked_digest_hex(bytes, kind);
+    EXPECT_EQ(d.size(), digest_hex_digits(kind));
+    bytes.back() ^= 1;
+    EXPECT_NE(chunked_digest_hex(bytes, kind), d);
+    bytes.back() ^= 1;
+  }
+}
+
+// A manifest written before XXH3 records "chunked_sha256": still checked, still refused when the
+// file does not match.
+TEST_F(LoadVerification, OlderManifestsWithSha256DigestsAreStillChecked) {
+  testing::TempDir tmp;
+  const std::string old = tmp.file("old");
+  testing::copy_dir(art(), old);
+  auto m = nlohmann::json::parse(read_bytes(old + "/manifest.json"));
+  for (auto& [name, c] : m["checksums"].items()) {
+    c.erase("chunked_xxh3_128");
+    c["chunked_sha256"] = chunked_digest_file_hex(old + "/" + name, DigestKind::kSha256);
+  }
+  std::ofstream(old + "/manifest.json", std::ios::trunc) << m.dump(1);
+  const auto r = run_genai(run_args(old));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(old + "/tokenizer.json", std::ios::app) << " ";
+  testing::expect_exit2(run_args(old), {"tokenizer.json", "manifest.json"});
 }
 
 TEST_F(LoadVerification, TruncatedProgramIsExitCode2NamingIt) {
