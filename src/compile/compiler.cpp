@@ -86,7 +86,10 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   };
   for (const auto& [key, path] : result.artifacts) record(path);
   // Beside the manifest: the staged dir while a replacement is written (core/atomic_dir.h).
-  if (tokenizer) record(result.manifest_path.parent_path() / tokenizer->file_name);
+  if (tokenizer) {
+    record(result.manifest_path.parent_path() / tokenizer->file_name);
+    for (const auto& companion : tokenizer->companions) record(result.manifest_path.parent_path() / companion);
+  }
   m["checksums"] = checksums;
   return m;
 }

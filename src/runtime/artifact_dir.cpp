@@ -1,5 +1,7 @@
 #include "runtime/artifact_dir.h"
 
+#include <algorithm>
+
 #include <fstream>
 #include <sstream>
 
@@ -140,6 +142,13 @@ ArtifactDir open_artifact_dir(const fs::path& dir_in) {
   a.checksums = read_checksums(m, manifest);
   for (const auto& [key, path] : a.artifacts) check_file(a, manifest, path, false);
   if (a.tokenizer_path) check_file(a, manifest, *a.tokenizer_path, true);
+  // The tokenizer's companions (tokenizer_config.json: special tokens, chat template), read
+  // beside it without the manifest naming them elsewhere: every other file it records.
+  for (const auto& [name, sum] : a.checksums) {
+    const fs::path file = file_in_dir(a.dir, manifest, "checksums." + name, name);
+    const bool program = std::any_of(a.artifacts.begin(), a.artifacts.end(), [&](const auto& kv) { return kv.second == file; });
+    if (!program && file != a.tokenizer_path) check_file(a, manifest, file, true);
+  }
   return a;
 }
 

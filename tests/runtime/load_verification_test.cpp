@@ -69,14 +69,14 @@ testing::TempDir* LoadVerification::dir_ = nullptr;
 TEST_F(LoadVerification, ManifestRecordsSizeAndDigestOfEveryFileItNames) {
   const auto m = nlohmann::json::parse(read_bytes(art() + "/manifest.json"));
   ASSERT_TRUE(m.contains("checksums"));
-  for (const std::string name : {"text_decoder.pte", "tokenizer.json"}) {
+  for (const std::string name : {"text_decoder.pte", "tokenizer.json", "tokenizer_config.json"}) {
     const auto& c = m["checksums"][name];
     EXPECT_EQ(c["size"].get<uint64_t>(), fs::file_size(art() + "/" + name)) << name;
     EXPECT_EQ(c["chunked_xxh3_128"].get<std::string>(),
               chunked_digest_file_hex(art() + "/" + name, DigestKind::kXxh3_128))
         << name;
   }
-  EXPECT_EQ(m["checksums"].size(), 2u);
+  EXPECT_EQ(m["checksums"].size(), 3u);
 }
 
 // The chunked digest is the hash of the chunk hashes in order: computed here from the libraries
@@ -152,6 +152,14 @@ TEST_F(LoadVerification, SwappedProgramOrTokenizerIsExitCode2NamingIt) {
   testing::copy_dir(art(), bad);
   std::ofstream(bad + "/tokenizer.json", std::ios::app) << " ";
   testing::expect_exit2(run_args(bad), {"tokenizer.json", "manifest.json"});
+
+  // The tokenizer's companion (special tokens, chat template): changed, or gone.
+  testing::copy_dir(art(), bad);
+  std::ofstream(bad + "/tokenizer_config.json", std::ios::app) << " ";
+  testing::expect_exit2(run_args(bad), {"tokenizer_config.json", "manifest.json"});
+  testing::copy_dir(art(), bad);
+  fs::remove(bad + "/tokenizer_config.json");
+  testing::expect_exit2(run_args(bad), {"tokenizer_config.json", "manifest.json"});
 }
 
 TEST_F(LoadVerification, NoVerifyRunsTheSameTokens) {
