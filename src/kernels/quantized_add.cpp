@@ -1,11 +1,15 @@
 #include "kernels/quantized_add.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace genai::kernels {
 
 HtpAdd htp_add_params(const QParams& ea, const QParams& eb, const QParams& ey) {
-  const float ra = ea.scale / ey.scale, rb = eb.scale / ey.scale;  // float32 ratios, as measured
+  // float32 ratios, as measured; capped at 2^20 (any non-zero code difference then moves the
+  // result past its range anyway), so a hostile payload's scales cannot overflow the products.
+  constexpr float kMaxRatio = 1048576.0f;
+  const float ra = std::min(ea.scale / ey.scale, kMaxRatio), rb = std::min(eb.scale / ey.scale, kMaxRatio);
   const double largest = static_cast<double>(ra > rb ? ra : rb);
   int shift = 0;
   while (shift < 16 && largest * std::ldexp(1.0, shift + 1) < 32768.0) ++shift;

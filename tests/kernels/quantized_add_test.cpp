@@ -38,6 +38,17 @@ TEST(HtpAdd, ShiftKeepsBothMultipliersBelow2To15AndStopsAt16) {
   EXPECT_EQ(p.zpy, 30000);
 }
 
+// Scales a hostile payload may carry (finite, but with an infinite ratio): the multipliers are
+// capped, the products stay in range, results clamp.
+TEST(HtpAdd, HugeScaleRatiosSaturateInsteadOfOverflowing) {
+  const HtpAdd p = htp_add_params({3e38f, 0, 0, 65535}, {1e-3f, 0, 0, 65535}, {1e-38f, 32768, 0, 65535});
+  EXPECT_GE(p.shift, 1);
+  EXPECT_LE(p.ma, int64_t{1} << 22);
+  EXPECT_EQ(htp_add_code(65535, 0, p), 65535);
+  EXPECT_EQ(htp_add_code(0, 65535, p), 65535);
+  EXPECT_EQ(htp_add_code(0, 0, p), 32768);
+}
+
 TEST(HtpAdd, AddQReadsScalarAndRepeatedOperands) {
   const QParams ea{0.01f, 100, 0, 65535}, eb{0.02f, 200, 0, 65535}, ey{0.03f, 1000, 0, 65535};
   const HtpAdd p = htp_add_params(ea, eb, ey);
