@@ -16,6 +16,9 @@
 #include "core/chunked_digest.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/mapped_file.h"
+#include "pte/payload_digests.h"
+#include "pte/program_reader.h"
 #include "pte/program_writer.h"
 #include "target/compile_spec.h"
 
@@ -79,12 +82,18 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   // Size and digest of every file named above, read back from the dir: the runtime refuses a
   // truncated, swapped or corrupted file instead of running it (runtime/artifact_dir.h).
   nlohmann::json checksums = nlohmann::json::object();
-  auto record = [&](const std::filesystem::path& file) {
-    checksums[file.filename().string()] = {
-        {"size", std::filesystem::file_size(file)},
-        {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_file_hex(file, DigestKind::kXxh3_128)}};
+  auto record = [&](const std::filesystem::path& file) -> nlohmann::json& {
+    return checksums[file.filename().string()] = {
+               {"size", std::filesystem::file_size(file)},
+               {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_file_hex(file, DigestKind::kXxh3_128)}};
   };
-  for (const auto& [key, path] : result.artifacts) record(path);
+  for (const auto& [key, path] : result.artifacts) {
+    nlohmann::json& entry = record(path);
+    // Per method, its delegate payloads' digest: a corrupted payload is then named by method.
+    const auto mapped = MappedFile::open(path);
+    const auto digests = pte::delegate_payload_digests(pte::read_program_bytes(mapped->bytes(), path.string(), mapped).program);
+    if (!digests.empty()) entry["payloads"] = digests;
+  }
   // Beside the manifest: the staged dir while a replacement is written (core/atomic_dir.h).
   if (tokenizer) {
     record(result.manifest_path.parent_path() / tokenizer->file_name);

@@ -69,6 +69,16 @@ std::map<std::string, FileChecksum> read_checksums(const nlohmann::json& m, cons
     if (!found)
       throw_input_error("{}: checksums.{} must be {{\"size\": bytes, \"chunked_xxh3_128\": 32 hex digits}}",
                         manifest.string(), name);
+    if (auto payloads = entry.find("payloads"); payloads != entry.end()) {
+      if (!payloads->is_object())
+        throw_input_error("{}: checksums.{}.payloads must be an object of method name -> digest", manifest.string(), name);
+      for (const auto& [method, d] : payloads->items()) {
+        if (!d.is_string() || d.get<std::string>().size() != digest_hex_digits(DigestKind::kXxh3_128))
+          throw_input_error("{}: checksums.{}.payloads.{} must be {} hex digits", manifest.string(), name, method,
+                            digest_hex_digits(DigestKind::kXxh3_128));
+        c.payloads[method] = d.get<std::string>();
+      }
+    }
     out[name] = c;
   }
   return out;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/chunked_digest.h"
@@ -19,6 +20,9 @@ struct FileChecksum {
   uint64_t size = 0;
   DigestKind kind = DigestKind::kXxh3_128;  // core/chunked_digest.h
   std::string digest;                       // hex
+  // Programs: method -> digest of its delegate payloads (pte/payload_digests.h), to name the
+  // method whose payload is corrupted; empty in manifests written before it.
+  std::map<std::string, std::string> payloads;
 };
 
 }  // namespace genai::runtime

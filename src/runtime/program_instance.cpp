@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/chunked_digest.h"
+#include "pte/payload_digests.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/sha256.h"
@@ -106,14 +107,28 @@ void check_against_manifest(const std::shared_ptr<const MappedFile>& mapped, con
     throw_input_error("{}: is {} bytes, but its artifact dir's manifest.json records {} (truncated or replaced)", file,
                       mapped->size(), expected.size);
   if (chunked_digest_hex(mapped->bytes(), expected.kind) == expected.digest) return;
-  std::string where = "outside its named data (the program's methods or delegate payloads)";
+  std::string where = "outside its named data and delegate payloads (the program's methods)";
   std::vector<std::string> keys;
+  std::string bad_payload;  // the method whose delegate payload differs from the recorded digest
   try {
-    keys = mismatched_named_data(pte::read_program_bytes(mapped->bytes(), file, mapped).program);
+    const pte::Program program = pte::read_program_bytes(mapped->bytes(), file, mapped).program;
+    keys = mismatched_named_data(program);
+    if (keys.empty() && !expected.payloads.empty())
+      for (const auto& [method, digest] : pte::delegate_payload_digests(program)) {
+        auto want = expected.payloads.find(method);
+        if (want != expected.payloads.end() && want->second != digest) {
+          bad_payload = method;
+          break;
+        }
+      }
   } catch (const InputError& e) {
     where = fmt::format("and it does not read as a program: {}", e.what());
   }
   if (!keys.empty()) throw_named_data_mismatch(file, keys);
+  if (!bad_payload.empty())
+    throw_input_error("{}: the delegate payload of method {} does not match the digest its artifact dir's manifest.json "
+                      "records (corrupted; recompile with `genai compile`, or pass --no_verify to skip the check)",
+                      file, bad_payload);
   throw_input_error("{}: its content does not match the checksum its artifact dir's manifest.json records, {} "
                     "(corrupted or replaced; recompile with `genai compile`, or pass --no_verify to skip the check)",
                     file, where);

@@ -15,6 +15,7 @@
 #include "core/chunked_digest.h"
 #include "core/sha256.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "core/random.h"
 #include "pte/program_reader.h"
 #include "runtime/load_verification.h"
@@ -127,6 +128,38 @@ TEST_F(LoadVerification, OlderManifestsWithSha256DigestsAreStillChecked) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::ofstream(old + "/tokenizer.json", std::ios::app) << " ";
   testing::expect_exit2(run_args(old), {"tokenizer.json", "manifest.json"});
+}
+
+// A corrupted delegate payload is named by the method that runs it (manifest.json records each
+// method's payload digest beside the file's).
+TEST_F(LoadVerification, CorruptedDelegatePayloadIsExitCode2NamingTheMethod) {
+  const std::string program = art() + "/text_decoder.pte";
+  const auto m = nlohmann::json::parse(read_bytes(art() + "/manifest.json"));
+  ASSERT_TRUE(m["checksums"]["text_decoder.pte"].contains("payloads"));
+  EXPECT_TRUE(m["checksums"]["text_decoder.pte"]["payloads"].contains("kv_forward"));
+  uint64_t offset = 0;
+  {
+    const auto mapped = MappedFile::open(program);
+    const auto loaded = pte::read_program_bytes(mapped->bytes(), program, mapped);
+    for (const auto& method : loaded.program.methods)
+      if (method.name == "kv_forward") {
+        ASSERT_FALSE(method.delegates.empty());
+        const auto payload = method.delegates.front().processed.bytes();
+        offset = static_cast<uint64_t>(payload.data() - mapped->bytes().data()) + payload.size() / 2;
+      }
+  }
+  ASSERT_GT(offset, 0u);
+  testing::TempDir tmp;
+  const std::string bad = tmp.file("bad");
+  testing::copy_dir(art(), bad);
+  {
+    std::fstream f(bad + "/text_decoder.pte", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    const char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(c ^ 0x10));
+  }
+  testing::expect_exit2(run_args(bad), {"text_decoder.pte", "delegate payload of method", "kv_forward"});
 }
 
 TEST_F(LoadVerification, TruncatedProgramIsExitCode2NamingIt) {
