@@ -82,22 +82,23 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   // Size and digest of every file named above, read back from the dir: the runtime refuses a
   // truncated, swapped or corrupted file instead of running it (runtime/artifact_dir.h).
   nlohmann::json checksums = nlohmann::json::object();
-  auto record = [&](const std::filesystem::path& file) -> nlohmann::json& {
+  auto record = [&](const std::filesystem::path& file, const MappedFile& bytes) -> nlohmann::json& {
     return checksums[file.filename().string()] = {
-               {"size", std::filesystem::file_size(file)},
-               {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_file_hex(file, DigestKind::kXxh3_128)}};
+               {"size", bytes.size()},
+               {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_hex(bytes.bytes(), DigestKind::kXxh3_128)}};
   };
   for (const auto& [key, path] : result.artifacts) {
-    nlohmann::json& entry = record(path);
-    // Per method, its delegate payloads' digest: a corrupted payload is then named by method.
     const auto mapped = MappedFile::open(path);
+    nlohmann::json& entry = record(path, *mapped);
+    // Per method, its delegate payloads' digest: a corrupted payload is then named by method.
     const auto digests = pte::delegate_payload_digests(pte::read_program_bytes(mapped->bytes(), path.string(), mapped).program);
     if (!digests.empty()) entry["payloads"] = digests;
   }
   // Beside the manifest: the staged dir while a replacement is written (core/atomic_dir.h).
   if (tokenizer) {
-    record(result.manifest_path.parent_path() / tokenizer->file_name);
-    for (const auto& companion : tokenizer->companions) record(result.manifest_path.parent_path() / companion);
+    const auto dir = result.manifest_path.parent_path();
+    record(dir / tokenizer->file_name, *MappedFile::open(dir / tokenizer->file_name));
+    for (const auto& companion : tokenizer->companions) record(dir / companion, *MappedFile::open(dir / companion));
   }
   m["checksums"] = checksums;
   return m;

@@ -54,6 +54,17 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RequantizeVec(D d, hn::Vec<D> t, const
   return hn::Add(hn::ConvertTo(di, c), zp);
 }
 
+// kernels::htp_accumulator (requantize.h) on exact integers held in doubles: the centred sum
+// floored to a multiple of 256 plus the zero-point correction rounded to one, ties down.
+// Scaling by 256 is exact, so this gives the scalar build's integers.
+template <class DD>
+HWY_INLINE hn::Vec<DD> HtpAccumulatorVec(DD dd, hn::Vec<DD> centred, hn::Vec<DD> correction) {
+  const auto k256 = hn::Set(dd, 256.0), inv256 = hn::Set(dd, 1.0 / 256.0), half = hn::Set(dd, 128.0);
+  const auto floored = hn::Mul(hn::Floor(hn::Mul(centred, inv256)), k256);
+  const auto rounded = hn::Mul(hn::Ceil(hn::Mul(hn::Sub(correction, half), inv256)), k256);
+  return hn::Add(floored, rounded);
+}
+
 // Stores `count` (<= lanes) codes of q (int32 lanes within [0, 65535]) as u8 or u16.
 template <class DI>
 HWY_INLINE void StoreCodes(DI di, hn::Vec<DI> q, ActType t, void* y, int64_t index, size_t count) {

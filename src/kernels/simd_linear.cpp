@@ -236,15 +236,10 @@ HWY_NOINLINE void TilePerChannel(const LinearJob& j, int64_t r0, int64_t c0, int
   }
   HWY_ALIGN float t[R * 2 * kMaxLanes32];
   const VD corr = hn::Set(dd, static_cast<double>(j.corr));
-  // sum + xoff is the centred sum (q - off) w; cl/ch the zero-point correction (off - zp) sum w.
-  // Under the HTP's accumulator (off = 32768 for 16-bit codes) the first is floored to a multiple
-  // of 256 and the second rounded to one, ties down: exact in doubles (power-of-two scaling).
-  const VD k256 = hn::Set(dd, 256.0), inv256 = hn::Set(dd, 1.0 / 256.0), half = hn::Set(dd, 128.0);
+  // sum + xoff is the centred sum (q - off) w; cl/ch the zero-point correction (off - zp) sum w
+  // (off = 32768 for 16-bit codes, as the HTP's accumulator centres them).
   const auto combine = [&](VD centred, VD correction) {
-    if (!j.htp_floor) return hn::Add(centred, correction);
-    const VD floored = hn::Mul(hn::Floor(hn::Mul(centred, inv256)), k256);
-    const VD rounded = hn::Mul(hn::Ceil(hn::Mul(hn::Sub(correction, half), inv256)), k256);
-    return hn::Add(floored, rounded);
+    return j.htp_floor ? HtpAccumulatorVec(dd, centred, correction) : hn::Add(centred, correction);
   };
   for (int v = 0; v < 2; ++v) {
     const int64_t c = c0 + v * L;

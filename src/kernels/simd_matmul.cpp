@@ -100,21 +100,17 @@ HWY_INLINE void MatmulBlock(const MatmulJob& job, int64_t b_offset, const RowRef
   const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
   const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
   const auto zp = hn::Set(dih, job.ey.zero_point);
-  // The HTP's accumulator in exact doubles: the centred sum floored to a multiple of 256 plus
-  // the zero-point correction (32768 - zp_a) sum_p (b - zp_b) rounded to one, ties down.
+  // The HTP's accumulator: its zero-point correction (32768 - zp_a) sum_p (b - zp_b) per column.
   VD hcorr[4];
-  const VD k256 = hn::Set(dd, 256.0), inv256 = hn::Set(dd, 1.0 / 256.0), half = hn::Set(dd, 128.0);
   for (int v = 0; v < 4; ++v)
-    hcorr[v] = hn::Mul(hn::Sub(bsum[v], hn::Set(dd, job.zpb * static_cast<double>(job.K))),
-                       hn::Set(dd, 32768.0 - job.zpa));
+    hcorr[v] = job.htp_floor ? hn::Mul(hn::Sub(bsum[v], hn::Set(dd, job.zpb * static_cast<double>(job.K))),
+                                       hn::Set(dd, 32768.0 - job.zpa))
+                             : hn::Zero(dd);
   for (int r = 0; r < R; ++r) {
     const VD corr = hn::Set(dd, job.zpb * asum[r]);
     for (int v = 0; v < 4; ++v) {
       VD s = hn::Sub(acc[r][v], corr);
-      if (job.htp_floor) {
-        const VD floored = hn::Mul(hn::Floor(hn::Mul(hn::Sub(s, hcorr[v]), inv256)), k256);
-        s = hn::Add(floored, hn::Mul(hn::Ceil(hn::Mul(hn::Sub(hcorr[v], half), inv256)), k256));
-      }
+      if (job.htp_floor) s = HtpAccumulatorVec(dd, hn::Sub(s, hcorr[v]), hcorr[v]);
       const auto q = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
       StoreCodes(dih, q, job.yt, job.y, rows[r].y + j0 + v * L, static_cast<size_t>(L));
     }

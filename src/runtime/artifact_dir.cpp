@@ -1,7 +1,6 @@
 #include "runtime/artifact_dir.h"
 
 #include <algorithm>
-
 #include <fstream>
 #include <sstream>
 

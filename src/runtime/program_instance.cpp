@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include "core/chunked_digest.h"
-#include "pte/payload_digests.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/sha256.h"
 #include "core/thread_pool.h"
+#include "pte/payload_digests.h"
 #include "pte/program_reader.h"
 #include "pte/scalar_type.h"
 
