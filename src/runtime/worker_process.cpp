@@ -107,12 +107,16 @@ WorkerProcess::~WorkerProcess() {
 
 bool WorkerProcess::try_reap() {
   if (reaped_) return true;
-  if (waitpid(pid_, &status_, WNOHANG) == pid_) reaped_ = true;
+  if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+    reaped_ = true;
+    signalled_ = WIFSIGNALED(status_) && !killed_by_us_;
+  }
   return reaped_;
 }
 
 void WorkerProcess::kill_and_reap() {
   if (pid_ <= 0 || reaped_) return;
+  killed_by_us_ = true;
   kill(-pid_, SIGKILL);  // the group: whatever the worker started too
   kill(pid_, SIGKILL);
   while (!reaped_) {
@@ -186,6 +190,7 @@ std::string WorkerProcess::call(std::string_view what, std::span<const MessagePa
   while (!died) {
     const auto now = Clock::now();
     if (now >= deadline) {
+      timed_out_ = true;
       kill_and_reap();
       drain_stderr();
       const auto ms = timeout.count();

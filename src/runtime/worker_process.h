@@ -39,6 +39,10 @@ class WorkerProcess {
   std::string call(std::string_view what, std::span<const MessagePart> request, std::chrono::milliseconds timeout);
 
   bool running() const { return pid_ > 0 && failure_.empty(); }
+  // After a failed call: true when the worker was killed by a signal this object did not send, or
+  // hung past a deadline. Such a failure says nothing about whether the program can do the work
+  // (a caller that maps "cannot run the worker" to bad input must not map this one).
+  bool died_of_a_signal_or_hung() const { return signalled_ || timed_out_; }
   pid_t pid() const { return pid_; }
   const std::string& name() const { return name_; }
   // What the child wrote to stderr so far (its tail), fit for a message.
@@ -61,6 +65,9 @@ class WorkerProcess {
   int err_child_ = -1;   // the child's stderr
   std::string stderr_;
   std::string failure_;  // set once a call failed
+  bool killed_by_us_ = false;
+  bool signalled_ = false;  // reaped after a signal that kill_and_reap did not send
+  bool timed_out_ = false;
 };
 
 }  // namespace genai::runtime

@@ -93,14 +93,17 @@ TEST(WorkerProcess, AChildDyingMidRequestIsAFailureWithItsExitAndStderr) {
     EXPECT_NE(msg.find("exit 3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("the worker says goodbye"), std::string::npos) << msg;
     EXPECT_FALSE(w.running());
+    EXPECT_FALSE(w.died_of_a_signal_or_hung()) << "it exited on its own";
     // Once failed, later calls fail at once, naming the first failure.
     const std::string again = failure_of([&] { call(w, "another", "echo"); });
     EXPECT_NE(again.find("failed earlier"), std::string::npos) << again;
   }
   {
     WorkerProcess w(child_argv(), "the echo worker");
+    EXPECT_FALSE(w.died_of_a_signal_or_hung());
     const std::string msg = failure_of([&] { call(w, "kill", "kill"); });
     EXPECT_NE(msg.find("killed by signal 9"), std::string::npos) << msg;
+    EXPECT_TRUE(w.died_of_a_signal_or_hung());
   }
   testing::expect_no_children();
 }
@@ -113,6 +116,7 @@ TEST(WorkerProcess, ADeadlineKillsAHungWorker) {
     EXPECT_NE(msg.find("run of method 'hang' timed out after 0.3 s (killed)"), std::string::npos) << msg;
     EXPECT_LT(Clock::now() - start, 5s);
     EXPECT_FALSE(w.running());
+    EXPECT_TRUE(w.died_of_a_signal_or_hung());
   }
   testing::expect_no_children();
 }
@@ -122,6 +126,7 @@ TEST(WorkerProcess, GarbageAndEarlyExitsAreFailures) {
     WorkerProcess w(child_argv(), "the echo worker");
     const std::string msg = failure_of([&] { call(w, "probe", "garb"); });
     EXPECT_NE(msg.find("answered garbage"), std::string::npos) << msg;
+    EXPECT_FALSE(w.died_of_a_signal_or_hung()) << "killed by us for its answer, not by a signal from elsewhere";
   }
   {
     // Exits without reading a 20 MB request: EPIPE, never SIGPIPE for this process.

@@ -175,6 +175,9 @@ void QnnBridge::require_available() {
   try {
     p = probe();
   } catch (const Failure& e) {
+    // A bridge killed or hung during the probe is a failure of this run (exit 1), not a sign
+    // that the package is missing.
+    if (worker_->died_of_a_signal_or_hung()) throw;
     throw_onnxruntime_qnn_missing(fmt::format("the Python in GENAI_PYTHON or on PATH cannot run the bridge: {}", e.what()));
   }
   if (!p.available) throw_onnxruntime_qnn_missing(fmt::format("Python {} cannot import {}", p.python, p.missing));
