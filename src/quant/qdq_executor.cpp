@@ -7,6 +7,7 @@
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_softmax.h"
 #include "kernels/requantize.h"
 #include "kernels/scalar_kernels.h"
 
@@ -232,6 +233,23 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
         const int32_t q = kernels::htp_add_code(code(a.data<float>()[oa], ia->second), code(b.data<float>()[ob], ib->second), h);
         out.mutable_data<float>()[i] = dequantize_value(q, iy->second);
       });
+      return out;
+    }
+    if (op.kind == OpKind::kSoftmax) {  // 16-bit codes onto [0, 1]: the HTP's fixed point (kernels/quantized_softmax.h)
+      const auto ix = set.activations.find(g.value(op.operands[0]).name);
+      const auto iy = set.activations.find(r.name);
+      if (ix == set.activations.end() || iy == set.activations.end() || ix->second.is_float() || iy->second.is_float())
+        return std::nullopt;
+      if (!kernels::htp_softmax_applies(qparams(ix->second), qparams(iy->second))) return std::nullopt;
+      const Tensor& x = *in[0];
+      const int64_t n = x.dim(x.rank() - 1), rows = x.numel() / n;
+      std::vector<uint16_t> cx(static_cast<size_t>(x.numel())), cy(cx.size());
+      for (int64_t i = 0; i < x.numel(); ++i)
+        cx[static_cast<size_t>(i)] = static_cast<uint16_t>(quantize_value(x.data<float>()[i], ix->second));
+      kernels::softmax_q(cx.data(), rows, n, qparams(ix->second).scale, cy.data());
+      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
+      kernels::scalar::dequantize(cy.data(), kernels::ActType::kU16, out.numel(), qparams(iy->second),
+                                  out.mutable_data<float>());
       return out;
     }
     if (op.kind == OpKind::kLinear) {

@@ -1,7 +1,7 @@
 """Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
 "HTP rules", quotes what it prints).
 
-usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add]   (default: all; V75 / SM8650)
+usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add] [softmax]   (default: all; V75 / SM8650)
 
 Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
 (CPU fallback off) and compares the output codes with candidate integer rules computed in numpy:
@@ -15,6 +15,11 @@ Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX
   integer add as the emulation computes it (kernels/quantized_add.h: fixed-point multipliers with
   a shift of at most 16 that keeps them below 2^15, rounding half up).
 - pv: probabilities (zero point 0) times a symmetric uint8 V: the mean signed difference.
+- softmax: uint16 in, probabilities on 1/65535 out, on the masked-score scale of our graphs (two
+  live columns at every code distance d, and random rows): round half to even and floor of the
+  exact result against a fixed-point form (exp as e = floor(2^15 exp(-d s)) of the code distance
+  to the row's maximum, the sum's reciprocal rounded to 15 significant bits, the product floored
+  onto 2^-16).
 """
 import sys
 
@@ -176,8 +181,43 @@ def add(sa, za, sb, zb, sy, zy, n=8192):
                                                     "htp integer add": htp_add(a, za, ra, b, zb, rb, zy)})
 
 
+def softmax_fixed_point(codes, sx):
+    d = codes.max(-1, keepdims=True).astype(np.int64) - codes.astype(np.int64)
+    e = np.floor(np.exp(-d * np.float64(np.float32(sx))) * 32768)
+    total = e.sum(-1, keepdims=True)
+    shift = np.floor(np.log2(total)).astype(np.int64) + 15  # the reciprocal in [2^14, 2^15)
+    recip = np.minimum(np.rint(2.0 ** shift / total), 32767)  # a signed 16-bit value
+    return np.minimum(np.floor(e * recip * 2.0 ** (16 - shift)), 65535)
+
+
+def softmax(label, x, sx, zx):
+    sy = np.float32(1.0 / 65535)
+    rows, n = x.shape
+    inits = params("x", sx, zx, np.uint16) + params("y", sy, 0, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["x", "x.s", "x.z"], ["xf"]),
+             h.make_node("Softmax", ["xf"], ["yf"], axis=-1),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [rows, n])],
+                     [h.make_tensor_value_info("y", T.UINT16, [rows, n])], inits, {"x": x})
+    xf = (x.astype(np.float64) - x.max(-1, keepdims=True)) * np.float64(np.float32(sx))
+    t = np.exp(xf) / np.exp(xf).sum(-1, keepdims=True) / np.float64(sy)
+    report(label, got, {"round half to even": np.rint(t), "floor": np.floor(t),
+                        "fixed point": softmax_fixed_point(x, sx)})
+
+
+def softmax_probes():
+    sx, zx = np.float32(280 / 65535), 61000  # a masked-score range of [-260.6, 19.4]
+    pairs = np.zeros((4096, 8), np.uint16)
+    pairs[:, 0] = zx
+    pairs[:, 1] = zx - np.arange(4096)
+    softmax("softmax, 2 live of 8, d 0-4095", pairs, sx, zx)
+    softmax("softmax, 64 random, 0.5 wide", rng.integers(47151, 49152, size=(256, 64)).astype(np.uint16),
+            np.float32(16 / 65535), 49151)
+    softmax("softmax, 128 random, 8 wide", rng.integers(zx - 1900, zx + 1, size=(256, 128)).astype(np.uint16), sx, zx)
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add"]
+    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add", "softmax"]
     if "rmsnorm" in which:
         rmsnorm()
     if "linear" in which:
@@ -195,3 +235,5 @@ if __name__ == "__main__":
             ra, rb = 10 ** ratios.uniform(-2.5, 0.5), 10 ** ratios.uniform(-2.5, 0.5)
             add(0.001 * ra, int(ratios.integers(0, 65536)), 0.001 * rb, int(ratios.integers(0, 65536)), 0.001,
                 int(ratios.integers(20000, 45000)))
+    if "softmax" in which:
+        softmax_probes()

@@ -169,12 +169,15 @@ ExportCase rope_case(const CaseSpec& s) {
   return finish(b, s);
 }
 
-ExportCase masked_softmax_case(const CaseSpec& s) {
+// live(i) columns of row i are unmasked. With a row of one live column the probabilities span
+// exactly [0, 1] (scale 1/65535, zero point 0), as in a decoder's attention, and the HTP's
+// fixed-point softmax applies (HTP rule 10).
+ExportCase masked_softmax_case(const CaseSpec& s, int64_t (*live)(int64_t row) = [](int64_t i) { return i + 6; }) {
   Builder b = start();
   const auto scores = b.input("scores", {1, 2, 3, 8}, 3.0f);
   Tensor mask = Tensor::zeros(DType::kF32, {1, 1, 3, 8});
   for (int64_t i = 0; i < 3; ++i)
-    for (int64_t j = 0; j < 8; ++j) mask.mutable_data<float>()[i * 8 + j] = j <= i + 5 ? 0.0f : graph::kMaskedValue;
+    for (int64_t j = 0; j < 8; ++j) mask.mutable_data<float>()[i * 8 + j] = j < live(i) ? 0.0f : graph::kMaskedValue;
   b.inputs["atten_mask"] = mask;
   const auto m = b.g->add_input("atten_mask", DType::kF32, {1, 1, 3, 8});
   b.fixed["atten_mask"] = quant::mask_encoding();
@@ -281,6 +284,7 @@ std::vector<ExportCase> op_cases() {
           rms_norm_case({"rms_norm"}),
           rope_case({"rope"}),
           masked_softmax_case({"masked_softmax"}),
+          masked_softmax_case({"masked_softmax_01"}, [](int64_t i) { return 3 * i + 1; }),
           silu_mul_case({"silu_mul"}),
           add_case({"add"}),
           gather_case({"gather"}),
@@ -358,7 +362,7 @@ const std::map<std::string, std::pair<int64_t, int64_t>>& cpu_bounds() {
   static const std::map<std::string, std::pair<int64_t, int64_t>> b{
       {"linear_8bit", {1, 1}}, {"linear_4bit", {18, 18}},  {"linear_block32", {1, 1}}, {"linear_lpbq32", {1, 1}},
       {"linear_8bit_bias", {2, 2}}, {"linear_8bit_u8", {1, 1}}, {"matmul", {1, 1}}, {"matmul_u16_u8sym", {3, 3}}, {"rms_norm", {0, 1}},
-      {"rope", {1, 1}}, {"masked_softmax", {1, 1}}, {"silu_mul", {1, 1}}, {"add", {1, 1}},
+      {"rope", {1, 1}}, {"masked_softmax", {1, 1}}, {"masked_softmax_01", {5, 5}}, {"silu_mul", {1, 1}}, {"add", {1, 1}},
       {"gather", {0, 0}}, {"concat_slice", {0, 0}}};
   return b;
 }
@@ -479,7 +483,7 @@ const std::map<std::string, int64_t>& htp_bounds() {
   static const std::map<std::string, int64_t> b{
       {"linear_8bit", 0}, {"linear_4bit", 0}, {"linear_block32", 32}, {"linear_lpbq32", 24},
       {"linear_8bit_bias", 1}, {"linear_8bit_u8", 1}, {"matmul", 300}, {"matmul_u16_u8sym", 0}, {"rms_norm", 1},
-      {"rope", 1}, {"masked_softmax", 6}, {"silu_mul", 2}, {"add", 0},
+      {"rope", 1}, {"masked_softmax", 6}, {"masked_softmax_01", 4}, {"silu_mul", 2}, {"add", 0},
       {"gather", 0}, {"concat_slice", 0}};
   return b;
 }

@@ -13,6 +13,7 @@
 #include "kernels/broadcast.h"
 #include "kernels/float_ops.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_softmax.h"
 
 namespace genai::backends::exec {
 namespace {
@@ -384,6 +385,22 @@ void run_activation(const Step& s, const StepIo& io) {
   });
 }
 
+// Softmax of 16-bit codes onto probabilities on [0, 1]: the HTP's fixed point on the codes
+// (kernels/quantized_softmax.h); any other encoding takes the float form.
+void run_softmax(const Step& s, const StepIo& io) {
+  if (!(s.quantized && s.in[0].type == fb::ElementType::U16 && s.out.type == fb::ElementType::U16 &&
+        kernels::htp_softmax_applies(s.in[0].q, s.out.q))) {
+    run_activation<StepKind::kSoftmax>(s, io);
+    return;
+  }
+  const RowsParams& p = std::get<RowsParams>(s.params);
+  const auto* x = reinterpret_cast<const uint16_t*>(io.in[0]);
+  auto* y = reinterpret_cast<uint16_t*>(io.out);
+  const int64_t w = p.width;
+  split_rows(p.rows, w,
+             [&](int64_t r0, int64_t r1) { kernels::softmax_q(x + r0 * w, r1 - r0, w, s.in[0].q.scale, y + r0 * w); });
+}
+
 void run_rope(const Step& s, const StepIo& io) {
   const RopeParams& p = std::get<RopeParams>(s.params);
   const FloatOp f(s, io.in, io.out, io.scratch);
@@ -427,7 +444,7 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"tanh", &run_activation<StepKind::kTanh>},
     {"layer_norm", &run_layer_norm},
     {"rope", &run_rope},
-    {"softmax", &run_activation<StepKind::kSoftmax>},
+    {"softmax", &run_softmax},
 }};
 
 void run_step(const Step& s, std::span<uint8_t* const> bases) {
