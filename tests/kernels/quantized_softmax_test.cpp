@@ -76,6 +76,22 @@ TEST(HtpSoftmax, RowsAreIndependent) {
   EXPECT_EQ(std::vector<uint16_t>(y.begin() + 8, y.end()), softmax_of(b, kScoreScale));
 }
 
+// e(d) comes from a table per input scale, kept per thread: one call over all rows, a call per
+// row, and calls on other scales in between give the same codes.
+TEST(HtpSoftmax, CallsPerRowAndOnOtherScalesInBetweenGiveTheSameCodes) {
+  std::mt19937 rng(9);
+  const int64_t rows = 64, n = 96;
+  std::vector<uint16_t> x(static_cast<size_t>(rows * n)), all(x.size()), other(x.size()), one(static_cast<size_t>(n));
+  for (auto& v : x) v = static_cast<uint16_t>(58000 + rng() % 3001);
+  softmax_q(x.data(), rows, n, kScoreScale, all.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    softmax_q(x.data(), rows, n, kScoreScale * (2.0f + static_cast<float>(r)), other.data());
+    softmax_q(x.data() + r * n, 1, n, kScoreScale, one.data());
+    ASSERT_EQ(one, std::vector<uint16_t>(all.begin() + r * n, all.begin() + (r + 1) * n)) << "row " << r;
+  }
+  EXPECT_NE(other, all);
+}
+
 TEST(HtpSoftmax, AppliesToSixteenBitCodesOntoZeroToOneOnly) {
   const QParams scores{kScoreScale, 61000, 0, 65535}, probs{1.0f / 65535.0f, 0, 0, 65535};
   EXPECT_TRUE(htp_softmax_applies(scores, probs));
