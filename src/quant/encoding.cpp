@@ -209,4 +209,17 @@ std::vector<float> dequantize_weight(const WeightEncoding& e, const float* origi
   return out;
 }
 
+Encoding constant_encoding(const float* values, int64_t n) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) lo = std::min(lo, values[i]), hi = std::max(hi, values[i]);
+  return asymmetric_encoding(QDType::kU16, lo, hi);
+}
+
+std::vector<float> on_constant_grid(const float* values, int64_t n) {
+  const Encoding e = constant_encoding(values, n);
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = dequantize_value(quantize_value(values[i], e), e);
+  return out;
+}
+
 }  // namespace genai::quant

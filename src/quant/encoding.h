@@ -40,6 +40,11 @@ Encoding asymmetric_encoding(QDType dtype, float lo, float hi);
 // natively only when the second one is symmetric 8-bit (docs/quantization.md, "HTP rules").
 Encoding symmetric_encoding(QDType dtype, float lo, float hi);
 Encoding float16_encoding();
+// A float constant of an integer program that the HTP receives as 16-bit codes (a norm's weight
+// and bias): the asymmetric uint16 encoding of its range, and its values on that grid (what the
+// HTP computes with; the QDQ reference, the lowering and the ONNX export all use these).
+Encoding constant_encoding(const float* values, int64_t n);
+std::vector<float> on_constant_grid(const float* values, int64_t n);
 
 // The rounding rule and the clamp are kernels::round_half_even and kernels::requantize
 // (kernels/requantize.h): q = requantize(x / scale, qmin - zp, qmax - zp) + zp.

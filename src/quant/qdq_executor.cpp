@@ -235,6 +235,23 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
       });
       return out;
     }
+    if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm) {
+      // An integer program's norm weight and bias are on their 16-bit constant grid (the HTP
+      // receives them so); the transform below floors rms_norm's result.
+      if (enc(r.name).is_float()) return std::nullopt;
+      const Tensor& x = *in[0];
+      const int64_t d = in[1]->numel(), rows = x.numel() / d;
+      const auto w = on_constant_grid(in[1]->data<float>(), d);
+      const float eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
+      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
+      if (op.kind == OpKind::kRmsNorm) {
+        kernels::scalar::rms_norm(x.data<float>(), rows, d, w.data(), eps, out.mutable_data<float>());
+      } else {
+        const auto b = on_constant_grid(in[2]->data<float>(), d);
+        kernels::scalar::layer_norm(x.data<float>(), rows, d, w.data(), b.data(), eps, out.mutable_data<float>());
+      }
+      return out;
+    }
     if (op.kind == OpKind::kSoftmax) {  // 16-bit codes onto [0, 1]: the HTP's fixed point (kernels/quantized_softmax.h)
       const auto ix = set.activations.find(g.value(op.operands[0]).name);
       const auto iy = set.activations.find(r.name);

@@ -66,6 +66,24 @@ TEST(QuantArithmetic, AsymmetricEncodingRepresentsZeroAndRange) {
   EXPECT_EQ(quantize_value(-255.0f, m), 0);
 }
 
+// A norm's weight as the HTP receives it: uint16 codes over [min(0, lo), max(0, hi)], so the
+// values on the grid are codes times the scale, the largest at code 65535, and snapping twice
+// changes nothing.
+TEST(QuantArithmetic, ConstantGridIsTheUint16CodesOfTheRange) {
+  const std::vector<float> w = {0.93f, 1.07f, 0.0123f, 2.5f, 1.0f / 3.0f};
+  const Encoding e = constant_encoding(w.data(), 5);
+  EXPECT_EQ(e.dtype, QDType::kU16);
+  EXPECT_EQ(e.zero_point, 0);
+  EXPECT_EQ(quantize_value(2.5f, e), 65535);
+  const auto g = on_constant_grid(w.data(), 5);
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(g[i], dequantize_value(quantize_value(w[i], e), e));
+    EXPECT_LE(std::fabs(g[i] - w[i]), e.scale / 2 * 1.0001f);
+  }
+  EXPECT_NE(g[2], w[2]);
+  EXPECT_EQ(on_constant_grid(g.data(), 5), g);
+}
+
 TEST(QuantWeights, PerChannelAndPerBlockScales) {
   // Two rows of 64; row 0 has one large value in its first block.
   std::vector<float> w(128);

@@ -30,7 +30,9 @@ using graph::ValueKind;
 
 // How an op reads a weight or constant; one value can be read in several ways (a tied
 // embedding is a gather table and a linear weight), each its own payload tensor.
-enum class Role { kLinearWeight, kLinearBias, kGatherTable, kFloat };
+// kNormWeight: a norm's weight or bias, which an integer program carries on its 16-bit constant
+// grid (quant::on_constant_grid), as the HTP receives it.
+enum class Role { kLinearWeight, kLinearBias, kGatherTable, kNormWeight, kFloat };
 
 fb::OpKind op_kind(OpKind k) {
   switch (k) {
@@ -290,6 +292,12 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
       }
       break;
     }
+    case Role::kNormWeight: {
+      const auto r = fp_ ? values : quant::on_constant_grid(values.data(), static_cast<int64_t>(values.size()));
+      t->type = fb::ElementType::F32;
+      w.data = add_data(v.name, fp_ ? "f32" : "f32u16", bytes_of(r.data(), r.size()));
+      break;
+    }
     case Role::kLinearBias:
       if (fp_) {  // the QDQ reference adds the float16-rounded bias
         const auto r = rounded_f32();
@@ -342,6 +350,7 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
         Role role = Role::kFloat;
         if (op.kind == OpKind::kLinear) role = j == 1 ? Role::kLinearWeight : Role::kLinearBias;
         if (op.kind == OpKind::kGather && j == 0) role = Role::kGatherTable;
+        if ((op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm) && j > 0) role = Role::kNormWeight;
         o->inputs.push_back(data_tensor(id, role, op));
       } else {
         o->inputs.push_back(value_tensor[static_cast<size_t>(id)]);

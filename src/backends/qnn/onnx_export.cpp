@@ -102,7 +102,11 @@ std::pair<float, float> encoding_range(const Encoding& e) {
 class Exporter {
  public:
   Exporter(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options)
-      : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options) {}
+      : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options) {
+    for (const auto& op : g_.ops())
+      if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm)
+        for (size_t j = 1; j < op.operands.size(); ++j) on_grid_.insert(op.operands[j]);
+  }
 
   OnnxModel run() {
     wire::Model model;
@@ -273,6 +277,9 @@ class Exporter {
     const float* p = t.data<float>();
     std::vector<float> f(p, p + t.numel());
     if (!options_.quantize_constants) {
+      // A norm's weight and bias reach the HTP on their 16-bit grid, and the reference computes
+      // with those values: the float form carries them too.
+      if (on_grid_.count(v)) f = quant::on_constant_grid(f.data(), static_cast<int64_t>(f.size()));
       add_floats(val.name, dims, f);
       return val.name;
     }
@@ -287,9 +294,7 @@ class Exporter {
       add_ints(qt, kUint8, dims, {f[0] > 0.0f ? 1 : 0});
       return dq(qt, val.name, e);
     }
-    float lo = 0.0f, hi = 0.0f;
-    for (float x : f) lo = std::min(lo, x), hi = std::max(hi, x);
-    const Encoding e = quant::asymmetric_encoding(QDType::kU16, lo, hi);
+    const Encoding e = quant::constant_encoding(f.data(), static_cast<int64_t>(f.size()));
     std::vector<int64_t> codes(f.size());
     for (size_t i = 0; i < f.size(); ++i) codes[i] = quant::quantize_value(f[i], e);
     add_ints(qt, kUint16, dims, codes);
@@ -657,6 +662,7 @@ class Exporter {
   std::vector<std::string> qname_;            // per value: its integer (or int32) tensor
   std::map<ValueId, std::string> output_name_;  // op results quantized straight into an output
   std::set<std::string> initializers_;
+  std::set<ValueId> on_grid_;  // norm weights and biases: sent on their 16-bit constant grid
   std::map<std::string, int> fresh_count_;
   int64_t node_count_ = 0;
 };
