@@ -48,7 +48,8 @@ void softmax_q(const uint16_t* x, int64_t rows, int64_t n, float x_scale, uint16
   // e depends on the code distance alone: read from the scale's table (0 past its end).
   const std::vector<uint16_t>& table = exp_table(x_scale);
   const auto last = static_cast<int32_t>(table.size()) - 1;
-  std::vector<uint32_t> e(static_cast<size_t>(n));
+  thread_local std::vector<uint32_t> e;  // one row's e: no allocation per call on the decode path
+  e.resize(static_cast<size_t>(n));
   for (int64_t r = 0; r < rows; ++r) {
     const uint16_t* xr = x + r * n;
     uint16_t* yr = y + r * n;
