@@ -50,6 +50,13 @@ std::vector<char> file_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// The files of an artifact dir, name -> bytes.
+std::map<std::string, std::vector<char>> dir_files(const std::string& dir) {
+  std::map<std::string, std::vector<char>> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files[e.path().filename().string()] = file_bytes(e.path().string());
+  return files;
+}
+
 class QnnLowering : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -359,10 +366,9 @@ TEST_F(QnnLowering, ABrokenPayloadIsAnExit2NamingTheMethod) {
 TEST_F(QnnLowering, IdenticalCompilesGiveByteIdenticalArtifactDirs) {
   const std::string a = compile(compile_args(dir_->file("same_a")));
   const std::string b = compile(compile_args(dir_->file("same_b")));
-  for (const auto& e : std::filesystem::directory_iterator(a)) {
-    const std::string name = e.path().filename().string();
-    EXPECT_EQ(file_bytes(e.path().string()), file_bytes(b + "/" + name)) << name;
-  }
+  const auto fa = dir_files(a), fb = dir_files(b);
+  EXPECT_FALSE(fa.empty());
+  EXPECT_EQ(fa, fb);
 }
 
 TEST_F(QnnLowering, PipelineRunsAllFourStages) {
@@ -374,13 +380,6 @@ TEST_F(QnnLowering, PipelineRunsAllFourStages) {
   for (const char* stage : {"[model_preparation] completed", "[quantization] completed", "[compilation] completed",
                             "[inference] completed"})
     EXPECT_TRUE(has(r.err + r.out, stage)) << stage << "\n" << r.err;
-}
-
-// The files of an artifact dir, name -> bytes.
-std::map<std::string, std::vector<char>> dir_files(const std::string& dir) {
-  std::map<std::string, std::vector<char>> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) files[e.path().filename().string()] = file_bytes(e.path().string());
-  return files;
 }
 
 // The pids a GENAI_PYTHON wrapper recorded, oldest first.
