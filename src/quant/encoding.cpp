@@ -93,6 +93,20 @@ Encoding asymmetric_encoding(QDType dtype, float lo, float hi) {
   return e;
 }
 
+kernels::QParams qparams(const Encoding& e) {
+  return {e.scale, e.zero_point, static_cast<int32_t>(e.qmin), static_cast<int32_t>(e.qmax)};
+}
+
+Encoding encoding_of(QDType dtype, const kernels::QParams& p) {
+  Encoding e;
+  e.dtype = dtype;
+  e.scale = p.scale;
+  e.zero_point = p.zero_point;
+  e.qmin = p.qmin;
+  e.qmax = p.qmax;
+  return e;
+}
+
 Encoding symmetric_encoding(QDType dtype, float lo, float hi) {
   if (dtype == QDType::kF16) return float16_encoding();
   if (qdtype_min(dtype) != 0) throw_failure("quant: symmetric activation encodings are unsigned, not {}", qdtype_name(dtype));

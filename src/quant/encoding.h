@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/quantize.h"
 
 namespace genai::quant {
 
@@ -40,6 +41,9 @@ Encoding asymmetric_encoding(QDType dtype, float lo, float hi);
 // natively only when the second one is symmetric 8-bit (docs/quantization.md, "HTP rules").
 Encoding symmetric_encoding(QDType dtype, float lo, float hi);
 Encoding float16_encoding();
+// The kernels' view of an integer encoding, and an encoding of `dtype` from it.
+kernels::QParams qparams(const Encoding& e);
+Encoding encoding_of(QDType dtype, const kernels::QParams& p);
 // A float constant of an integer program that the HTP receives as 16-bit codes (a norm's weight
 // and bias): the asymmetric uint16 encoding of its range, and its values on that grid (what the
 // HTP computes with; the QDQ reference, the lowering and the ONNX export all use these).

@@ -7,6 +7,8 @@
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_rope.h"
+#include "kernels/quantized_silu.h"
 #include "kernels/quantized_softmax.h"
 #include "kernels/requantize.h"
 #include "kernels/scalar_kernels.h"
@@ -31,9 +33,17 @@ float requantized_value(float t, float m, const Encoding& ey) {
   return kernels::requantize(t * m, lo, hi) * ey.scale;
 }
 
-// The kernels' view of an activation encoding.
-kernels::QParams qparams(const Encoding& e) {
-  return {e.scale, e.zero_point, static_cast<int32_t>(e.qmin), static_cast<int32_t>(e.qmax)};
+// The 16-bit codes of values already on encoding e, and a tensor of 16-bit codes' values.
+std::vector<uint16_t> codes_of(const Tensor& t, const Encoding& e) {
+  std::vector<uint16_t> c(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) c[static_cast<size_t>(i)] = static_cast<uint16_t>(quantize_value(t.data<float>()[i], e));
+  return c;
+}
+
+Tensor from_codes(const std::vector<uint16_t>& c, const Shape& shape, const Encoding& e) {
+  Tensor out = Tensor::zeros(DType::kF32, shape);
+  kernels::scalar::dequantize(c.data(), kernels::ActType::kU16, out.numel(), qparams(e), out.mutable_data<float>());
+  return out;
 }
 
 // Sum of a[i] * b[i] exactly: int32 partial sums over chunks small enough not to overflow
@@ -198,6 +208,10 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
     bound[v.name] = &owned[v.name];
   }
 
+  auto find_enc = [&](graph::ValueId v) -> const Encoding* {
+    auto it = set.activations.find(g.value(v).name);
+    return it == set.activations.end() ? nullptr : &it->second;
+  };
   graph::InterpreterOptions options;
   options.override_op = [&](const graph::Op& op, const graph::Value& r,
                             const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
@@ -260,14 +274,35 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
       if (!kernels::htp_softmax_applies(qparams(ix->second), qparams(iy->second))) return std::nullopt;
       const Tensor& x = *in[0];
       const int64_t n = x.dim(x.rank() - 1), rows = x.numel() / n;
-      std::vector<uint16_t> cx(static_cast<size_t>(x.numel())), cy(cx.size());
-      for (int64_t i = 0; i < x.numel(); ++i)
-        cx[static_cast<size_t>(i)] = static_cast<uint16_t>(quantize_value(x.data<float>()[i], ix->second));
-      kernels::softmax_q(cx.data(), rows, n, qparams(ix->second).scale, cy.data());
-      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
-      kernels::scalar::dequantize(cy.data(), kernels::ActType::kU16, out.numel(), qparams(iy->second),
-                                  out.mutable_data<float>());
-      return out;
+      const std::vector<uint16_t> cx = codes_of(x, ix->second);
+      std::vector<uint16_t> cy(cx.size());
+      kernels::softmax_q(cx.data(), rows, n, ix->second.scale, cy.data());
+      return from_codes(cy, r.type.shape, iy->second);
+    }
+    if (op.kind == OpKind::kRope) {  // 16-bit codes: the HTP's four quantized steps (kernels/quantized_rope.h)
+      const Encoding *ex = find_enc(op.operands[0]), *ec = find_enc(op.operands[1]), *es = find_enc(op.operands[2]);
+      const Encoding* ey = set.activations.count(r.name) ? &set.activations.at(r.name) : nullptr;
+      if (!ex || !ec || !es || !ey || ex->is_float() || ec->is_float() || es->is_float() || ey->is_float()) return std::nullopt;
+      if (!kernels::htp_rope_applies(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey))) return std::nullopt;
+      const kernels::HtpRope p = kernels::htp_rope_params(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey));
+      const Tensor &x = *in[0], &c = *in[1], &sn = *in[2];
+      const std::vector<uint16_t> cx = codes_of(x, *ex), cc = codes_of(c, *ec), cs = codes_of(sn, *es);
+      std::vector<uint16_t> cy(cx.size());
+      const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
+      for (int64_t u = 0; u < B * H; ++u)
+        kernels::rope_q(cx.data() + u * S * D, cc.data() + (u / H) * S * D, cs.data() + (u / H) * S * D, S, D, p,
+                        cy.data() + u * S * D);
+      return from_codes(cy, r.type.shape, *ey);
+    }
+    if (op.kind == OpKind::kSilu) {  // 16-bit codes: sigmoid onto its [0, 1] grid, then the product (kernels/quantized_silu.h)
+      const Encoding *ex = find_enc(op.operands[0]);
+      const Encoding* ey = set.activations.count(r.name) ? &set.activations.at(r.name) : nullptr;
+      if (!ex || !ey || ex->is_float() || ey->is_float() || !kernels::htp_silu_applies(qparams(*ex), qparams(*ey)))
+        return std::nullopt;
+      const std::vector<uint16_t> cx = codes_of(*in[0], *ex);
+      std::vector<uint16_t> cy(cx.size());
+      kernels::silu_q(cx.data(), static_cast<int64_t>(cx.size()), qparams(*ex), qparams(*ey), cy.data());
+      return from_codes(cy, r.type.shape, *ey);
     }
     if (op.kind == OpKind::kLinear) {
       const std::string& wname = g.value(op.operands[1]).name;

@@ -1,7 +1,8 @@
 """Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
 "HTP rules", quotes what it prints).
 
-usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add] [softmax]   (default: all; V75 / SM8650)
+usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add] [softmax] [mul] [sigmoid] [rope]
+       (default: all; V75 / SM8650)
 
 Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
 (CPU fallback off) and compares the output codes with candidate integer rules computed in numpy:
@@ -20,6 +21,15 @@ Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX
   exact result against a fixed-point form (exp as e = floor(2^15 exp(-d s)) of the code distance
   to the row's maximum, the sum's reciprocal rounded to 15 significant bits, the product floored
   onto 2^-16).
+- mul: two uint16 tensors (a symmetric x times a cos-like table, x times a [0, 1] sigmoid, random
+  encodings): the exact product rounded half to even, floored, and the float32 product rounded
+  (kernels/quantized_mul.h takes the first).
+- sigmoid: every uint16 code onto the [0, 1] grid (scale 1/65535, zero point 0): the exact result
+  rounded against twice floor(2^15 sigmoid) (kernels/quantized_silu.h takes the second).
+- rope: the qnn lowering's rope form (x*cos + rotate_half(x)*sin, the rotated x and both products
+  on one symmetric uint16 encoding over x's range, tables tiled over the heads): the float result
+  rounded once against the four quantized steps of kernels/quantized_rope.h; prints a few inputs
+  where the two differ, with the simulator's code (tests/kernels/quantized_rope_test.cpp pins them).
 """
 import sys
 
@@ -216,8 +226,101 @@ def softmax_probes():
     softmax("softmax, 128 random, 8 wide", rng.integers(zx - 1900, zx + 1, size=(256, 128)).astype(np.uint16), sx, zx)
 
 
+def mul(label, sa, za, sb, zb, sy, zy, n=8192):
+    inits = params("a", sa, za, np.uint16) + params("b", sb, zb, np.uint16) + params("y", sy, zy, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
+             h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
+             h.make_node("Mul", ["af", "bf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    a = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
+    b = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, n]), h.make_tensor_value_info("b", T.UINT16, [1, n])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, n])], inits, {"a": a, "b": b})
+    f32 = np.float32
+    da, db = a.astype(np.int64) - za, b.astype(np.int64) - zb
+    t = da * db * (np.float64(f32(sa)) * np.float64(f32(sb)) / np.float64(f32(sy)))
+    tf = (da * f32(sa)).astype(f32) * (db * f32(sb)).astype(f32) / f32(sy)
+    report(label, got, {"exact, half to even": np.clip(np.rint(t) + zy, 0, 65535),
+                        "exact, floor": np.clip(np.floor(t) + zy, 0, 65535),
+                        "float32, half to even": np.clip(np.rint(tf) + zy, 0, 65535)})
+
+
+def sigmoid(sx, zx):
+    inits = params("x", sx, zx, np.uint16) + params("y", np.float32(1 / 65535), 0, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["x", "x.s", "x.z"], ["xf"]),
+             h.make_node("Sigmoid", ["xf"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    x = np.arange(65536).astype(np.uint16).reshape(1, -1)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [1, 65536])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, 65536])], inits, {"x": x})
+    s = 1 / (1 + np.exp(-(x.astype(np.int64) - zx) * np.float64(np.float32(sx))))
+    report(f"sigmoid, scale {sx * 65535:.1f}/65535", got, {"half to even": np.rint(s * 65535),
+                                                            "2 floor(2^15 s)": np.minimum(2 * np.floor(s * 32768), 65535)})
+    print(f"{'':34s} odd codes: {np.mean(got % 2 == 1) * 100:.1f}%")
+
+
+def rope_sym(sx, zx):
+    """kernels::htp_rope_intermediate: [-m, m] over x's range, as quant::asymmetric_encoding."""
+    f32 = np.float32
+    m = max(abs(f32(0 - zx) * f32(sx)), abs(f32(65535 - zx) * f32(sx)))
+    s = max(f32(f32(m + m) / f32(65535)), f32(1e-9))
+    return s, int(np.clip(0 - np.rint(f32(-m) / s), 0, 65535))
+
+
+def rope(sx, zx, sc, zc, sy, zy, S=4, D=16, H=2):
+    f32 = np.float32
+    ss, zs = rope_sym(sx, zx)
+    inits = params("x", sx, zx, np.uint16) + params("c", sc, zc, np.uint16) + params("sn", sc, zc, np.uint16) + \
+        params("y", sy, zy, np.uint16) + params("sym", ss, zs, np.uint16) + params("neg", sx, 65535 - zx, np.uint16)
+    ints = lambda name, v: nh.from_array(np.array(v, np.int64), name)
+    inits += [ints("h0", [0]), ints("h1", [D // 2]), ints("h2", [D]), ints("ax", [-1]), ints("reps", [1, H, 1, 1]),
+              ints("tshape", [1, 1, S, D])]
+    q = lambda x, e: [h.make_node("QuantizeLinear", [x, e + ".s", e + ".z"], [x + ".q"]),
+                      h.make_node("DequantizeLinear", [x + ".q", e + ".s", e + ".z"], [x + ".dq"])]
+    nodes = [h.make_node("DequantizeLinear", ["x", "x.s", "x.z"], ["xf"]),
+             h.make_node("DequantizeLinear", ["c", "c.s", "c.z"], ["cf"]),
+             h.make_node("DequantizeLinear", ["sn", "sn.s", "sn.z"], ["sf"]),
+             h.make_node("Slice", ["xf", "h0", "h1", "ax"], ["x1"]), *q("x1", "x"),
+             h.make_node("Slice", ["xf", "h1", "h2", "ax"], ["x2"]), *q("x2", "x"),
+             h.make_node("Neg", ["x2.dq"], ["nx2"]), *q("nx2", "neg"),
+             h.make_node("Concat", ["nx2.dq", "x1.dq"], ["rot"], axis=-1), *q("rot", "sym"),
+             h.make_node("Reshape", ["cf", "tshape"], ["c4"]), *q("c4", "c"),
+             h.make_node("Tile", ["c4.dq", "reps"], ["ct"]), *q("ct", "c"),
+             h.make_node("Reshape", ["sf", "tshape"], ["s4"]), *q("s4", "sn"),
+             h.make_node("Tile", ["s4.dq", "reps"], ["st"]), *q("st", "sn"),
+             h.make_node("Mul", ["xf", "ct.dq"], ["xc"]), *q("xc", "sym"),
+             h.make_node("Mul", ["rot.dq", "st.dq"], ["rs"]), *q("rs", "sym"),
+             h.make_node("Add", ["xc.dq", "rs.dq"], ["yf"]),
+             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
+    x = rng.integers(0, 65536, size=(1, H, S, D)).astype(np.uint16)
+    ang = rng.uniform(0, 2 * np.pi, size=(1, S, D // 2))
+    ang = np.concatenate([ang, ang], -1)
+    c = np.clip(np.rint(np.cos(ang) / sc) + zc, 0, 65535).astype(np.uint16)
+    sn = np.clip(np.rint(np.sin(ang) / sc) + zc, 0, 65535).astype(np.uint16)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("x", T.UINT16, [1, H, S, D]),
+                             h.make_tensor_value_info("c", T.UINT16, [1, S, D]),
+                             h.make_tensor_value_info("sn", T.UINT16, [1, S, D])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, H, S, D])], inits, {"x": x, "c": c, "sn": sn})
+    dx = (x.astype(np.int64) - zx) * np.float64(f32(sx))
+    dc = ((c.astype(np.int64) - zc) * np.float64(f32(sc)))[:, None]
+    ds = ((sn.astype(np.int64) - zc) * np.float64(f32(sc)))[:, None]
+    rot = np.concatenate([-dx[..., D // 2:], dx[..., :D // 2]], -1)
+    once = np.clip(np.rint((dx * dc + rot * ds) / np.float64(f32(sy))) + zy, 0, 65535)
+    qs = lambda v: np.clip(np.rint(v / np.float64(ss)) + zs, 0, 65535)
+    rq = (qs(rot) - zs) * np.float64(ss)
+    xc, rs = qs(dx * dc), qs(rq * ds)
+    steps = htp_add(xc, zs, f32(ss / f32(sy)), rs, zs, f32(ss / f32(sy)), zy)
+    report("rope", got, {"float, rounded once": once, "four quantized steps": steps})
+    for i in np.flatnonzero((once != steps).ravel() & (got.ravel() == steps.ravel()))[:4]:
+        hh, s, d = np.unravel_index(i, (H, S, D))
+        o = d + D // 2 if d < D // 2 else d - D // 2
+        print(f"  {'first' if d < D // 2 else 'second'} half: x {x[0, hh, s, d]} x_other {x[0, hh, s, o]} cos {c[0, s, d]} "
+              f"sin {sn[0, s, d]} -> simulator "
+              f"{got[0, hh, s, d]}, once {once[0, hh, s, d]:.0f}")
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add", "softmax"]
+    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add", "softmax", "mul", "sigmoid", "rope"]
     if "rmsnorm" in which:
         rmsnorm()
     if "linear" in which:
@@ -237,3 +340,16 @@ if __name__ == "__main__":
                 int(ratios.integers(20000, 45000)))
     if "softmax" in which:
         softmax_probes()
+    f32 = np.float32
+    if "mul" in which:
+        mul("x symmetric * cos", f32(6 / 65535), 32768, f32(2 / 65535), 32768, f32(6 / 65535), 32768)
+        mul("x * cos", f32(5 / 65535), 30000, f32(2 / 65535), 32768, f32(6 / 65535), 32768)
+        mul("x * sigmoid", f32(20 / 65535), 40000, f32(1 / 65535), 0, f32(12 / 65535), 5000)
+        for _ in range(4):
+            mul("random", f32(10 ** rng.uniform(-5, -3)), int(rng.integers(0, 65536)), f32(10 ** rng.uniform(-5, -3)),
+                int(rng.integers(0, 65536)), f32(10 ** rng.uniform(-5, -3)), int(rng.integers(20000, 45000)))
+    if "sigmoid" in which:
+        for sx, zx in ((8, 32768), (20, 40000), (30, 20000), (2, 30000), (60, 50000)):
+            sigmoid(f32(sx / 65535), zx)
+    if "rope" in which:
+        rope(f32(6 / 65535), 31000, f32(2.0001 / 65535), 32767, f32(7 / 65535), 33000)

@@ -13,6 +13,8 @@
 #include "kernels/broadcast.h"
 #include "kernels/float_ops.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_rope.h"
+#include "kernels/quantized_silu.h"
 #include "kernels/quantized_softmax.h"
 
 namespace genai::backends::exec {
@@ -385,6 +387,19 @@ void run_activation(const Step& s, const StepIo& io) {
   });
 }
 
+// silu of 16-bit codes: the sigmoid onto its [0, 1] grid, then the product (kernels/quantized_silu.h);
+// any other operand types take the float form.
+void run_silu(const Step& s, const StepIo& io) {
+  if (!(s.quantized && s.in[0].type == fb::ElementType::U16 && s.out.type == fb::ElementType::U16 &&
+        kernels::htp_silu_applies(s.in[0].q, s.out.q))) {
+    run_activation<StepKind::kSilu>(s, io);
+    return;
+  }
+  const auto* x = reinterpret_cast<const uint16_t*>(io.in[0]);
+  auto* y = reinterpret_cast<uint16_t*>(io.out);
+  split_rows(s.out.n, 1, [&](int64_t e0, int64_t e1) { kernels::silu_q(x + e0, e1 - e0, s.in[0].q, s.out.q, y + e0); });
+}
+
 // Softmax of 16-bit codes onto probabilities on [0, 1]: the HTP's fixed point on the codes
 // (kernels/quantized_softmax.h); any other encoding takes the float form.
 void run_softmax(const Step& s, const StepIo& io) {
@@ -401,7 +416,30 @@ void run_softmax(const Step& s, const StepIo& io) {
              [&](int64_t r0, int64_t r1) { kernels::softmax_q(x + r0 * w, r1 - r0, w, s.in[0].q.scale, y + r0 * w); });
 }
 
+// Rope of 16-bit codes: the HTP's quantized steps on the codes (kernels/quantized_rope.h); any
+// other operand types take the float form.
+bool rope_on_codes(const Step& s, const StepIo& io) {
+  const bool codes = s.quantized && s.in[0].type == fb::ElementType::U16 && s.in[1].type == fb::ElementType::U16 &&
+                     s.in[2].type == fb::ElementType::U16 && s.out.type == fb::ElementType::U16;
+  if (!codes || !kernels::htp_rope_applies(s.in[0].q, s.in[1].q, s.in[2].q, s.out.q)) return false;
+  const RopeParams& p = std::get<RopeParams>(s.params);
+  const kernels::HtpRope h = kernels::htp_rope_params(s.in[0].q, s.in[1].q, s.in[2].q, s.out.q);
+  const auto* x = reinterpret_cast<const uint16_t*>(io.in[0]);
+  const auto* c = reinterpret_cast<const uint16_t*>(io.in[1]);
+  const auto* sn = reinterpret_cast<const uint16_t*>(io.in[2]);
+  auto* y = reinterpret_cast<uint16_t*>(io.out);
+  const int64_t unit = p.seq * p.head_dim;
+  split_rows(p.batch * p.heads, unit, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t b = u / p.heads;
+      kernels::rope_q(x + u * unit, c + b * unit, sn + b * unit, p.seq, p.head_dim, h, y + u * unit);
+    }
+  });
+  return true;
+}
+
 void run_rope(const Step& s, const StepIo& io) {
+  if (rope_on_codes(s, io)) return;
   const RopeParams& p = std::get<RopeParams>(s.params);
   const FloatOp f(s, io.in, io.out, io.scratch);
   const float* c = f.operand(1, 0, s.in[1].n);
@@ -439,7 +477,7 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"rms_norm", &run_rms_norm},
     {"add", &run_add},
     {"mul", &run_mul},
-    {"silu", &run_activation<StepKind::kSilu>},
+    {"silu", &run_silu},
     {"gelu_tanh", &run_activation<StepKind::kGeluTanh>},
     {"tanh", &run_activation<StepKind::kTanh>},
     {"layer_norm", &run_layer_norm},

@@ -11,6 +11,8 @@
 #include "backends/qnn/onnx_wire.h"
 #include "core/error.h"
 #include "graph/graph.h"
+#include "kernels/quantized_rope.h"
+#include "kernels/quantized_silu.h"
 #include "quant/encoding_set.h"
 
 namespace genai::backends::qnn {
@@ -92,11 +94,6 @@ std::string pack_integers(const std::vector<int64_t>& v, int32_t t) {
     }
   }
   return out;
-}
-
-// The real range an encoding represents.
-std::pair<float, float> encoding_range(const Encoding& e) {
-  return {static_cast<float>(e.qmin - e.zero_point) * e.scale, static_cast<float>(e.qmax - e.zero_point) * e.scale};
 }
 
 class Exporter {
@@ -366,7 +363,7 @@ class Exporter {
       case OpKind::kGather: return emit_gather(op);
       case OpKind::kRope: return emit_rope(op);
       case OpKind::kSilu: {
-        const Encoding sig = quant::asymmetric_encoding(kIntermediate, 0.0f, 1.0f);
+        const Encoding sig = quant::encoding_of(kIntermediate, kernels::htp_sigmoid_grid());
         const std::string s = fresh(rn + ".sigmoid");
         node("Sigmoid", {use(op.operands[0])}, s);
         const std::string y = fresh(rn + ".f");
@@ -615,9 +612,7 @@ class Exporter {
     const Encoding& ex = enc(x);
     Encoding neg = ex;
     neg.zero_point = static_cast<int32_t>(ex.qmin + ex.qmax - ex.zero_point);
-    const auto [lo, hi] = encoding_range(ex);
-    const float m = std::max(std::fabs(lo), std::fabs(hi));
-    const Encoding sym = quant::asymmetric_encoding(kIntermediate, -m, m);
+    const Encoding sym = quant::encoding_of(kIntermediate, kernels::htp_rope_intermediate(quant::qparams(ex)));
     auto slice = [&](int64_t start, int64_t end, const std::string& tag) {
       const std::string y = fresh(tag);
       node("Slice", {use(x), int64s(tag + ".starts", {start}), int64s(tag + ".ends", {end}), int64s(rn + ".axes", {-1})}, y);

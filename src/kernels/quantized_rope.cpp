@@ -1,0 +1,63 @@
+#include "kernels/quantized_rope.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/quantized_mul.h"
+
+namespace genai::kernels {
+
+QParams htp_rope_intermediate(const QParams& x) {
+  const float lo = static_cast<float>(x.qmin - x.zero_point) * x.scale;
+  const float hi = static_cast<float>(x.qmax - x.zero_point) * x.scale;
+  const float m = std::max(std::fabs(lo), std::fabs(hi));
+  QParams s;
+  s.qmin = 0;
+  s.qmax = 65535;
+  s.scale = std::max((m - -m) / 65535.0f, 1e-9f);
+  const float zp = 0.0f - std::nearbyint(-m / s.scale);
+  s.zero_point = static_cast<int32_t>(std::clamp(zp, 0.0f, 65535.0f));
+  return s;
+}
+
+bool htp_rope_applies(const QParams& x, const QParams& cos, const QParams& sin, const QParams& y) {
+  auto wide = [](const QParams& p) { return p.qmin == 0 && p.qmax == 65535; };
+  return wide(x) && wide(cos) && wide(sin) && wide(y);
+}
+
+HtpRope htp_rope_params(const QParams& x, const QParams& cos, const QParams& sin, const QParams& y) {
+  HtpRope p;
+  p.x = x;
+  p.cos = cos;
+  p.sin = sin;
+  p.sym = htp_rope_intermediate(x);
+  p.rotated = product_ratio(x.scale, 1.0f, p.sym);
+  p.x_cos = product_ratio(x.scale, cos.scale, p.sym);
+  p.rot_sin = product_ratio(p.sym.scale, sin.scale, p.sym);
+  p.add = htp_add_params(p.sym, p.sym, y);
+  return p;
+}
+
+void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,
+            uint16_t* y) {
+  const int64_t half = d / 2;
+  // Element i of a row rotates with element i ± D/2: the first half takes -x[i + D/2], the
+  // second x[i - D/2] (sign -1 and +1), each onto sym first.
+  auto span = [&](const uint16_t* xr, const uint16_t* other, int32_t sign, const uint16_t* c, const uint16_t* sn,
+                  uint16_t* yr) {
+    for (int64_t i = 0; i < half; ++i) {
+      const int32_t rot = mul_code(sign * (static_cast<int32_t>(other[i]) - p.x.zero_point), 1, p.rotated, p.sym);
+      const int32_t xc = mul_code(static_cast<int32_t>(xr[i]) - p.x.zero_point, static_cast<int32_t>(c[i]) - p.cos.zero_point,
+                                  p.x_cos, p.sym);
+      const int32_t rs = mul_code(rot - p.sym.zero_point, static_cast<int32_t>(sn[i]) - p.sin.zero_point, p.rot_sin, p.sym);
+      yr[i] = static_cast<uint16_t>(htp_add_code(xc, rs, p.add));
+    }
+  };
+  for (int64_t s = 0; s < seq; ++s) {
+    const int64_t r = s * d;
+    span(x + r, x + r + half, -1, cos + r, sin + r, y + r);
+    span(x + r + half, x + r, 1, cos + r + half, sin + r + half, y + r + half);
+  }
+}
+
+}  // namespace genai::kernels
