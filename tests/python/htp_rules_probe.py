@@ -1,7 +1,7 @@
 """Probes the QNN HTP simulator's arithmetic on single ops (test side only; docs/quantization.md,
 "HTP rules", quotes what it prints).
 
-usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add] [softmax] [mul] [sigmoid] [rope]
+usage: htp_rules_probe.py [rmsnorm] [linear] [qk] [pv] [add] [softmax] [mul] [sigmoid] [rope] [convert]
        (default: all; V75 / SM8650)
 
 Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX Runtime's QNN EP
@@ -30,6 +30,10 @@ Each probe builds a one-op ONNX QDQ model, runs it on the simulator through ONNX
   on one symmetric uint16 encoding over x's range, tables tiled over the heads): the float result
   rounded once against the four quantized steps of kernels/quantized_rope.h; prints a few inputs
   where the two differ, with the simulator's code (tests/kernels/quantized_rope_test.cpp pins them).
+- convert: every uint16 code requantized onto another uint16 encoding (DQ -> Concat -> Q), random
+  encodings: rounding the exact value against the partial form found (the code difference from
+  32768 times M = rne(r·2^18), r the scale ratio, plus one offset per encoding pair): whether one
+  offset fits every code, and that offset minus (32768 - zp_in)·M/2^18 + zp_out, in 1/16 steps.
 """
 import sys
 
@@ -319,8 +323,29 @@ def rope(sx, zx, sc, zc, sy, zy, S=4, D=16, H=2):
               f"{got[0, hh, s, d]}, once {once[0, hh, s, d]:.0f}")
 
 
+def convert(sa, za, sy, zy):
+    inits = params("a", sa, za, np.uint16) + params("y", sy, zy, np.uint16)
+    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
+             h.make_node("Concat", ["af", "af"], ["cf"], axis=-1),
+             h.make_node("QuantizeLinear", ["cf", "y.s", "y.z"], ["y"])]
+    a = np.arange(65536).astype(np.uint16).reshape(1, -1)
+    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, 65536])],
+                     [h.make_tensor_value_info("y", T.UINT16, [1, 131072])], inits, {"a": a})[0, :65536]
+    q = np.arange(65536, dtype=np.int64)
+    r = np.float64(np.float32(sa)) / np.float64(np.float32(sy))
+    inside = (got > 0) & (got < 65535)
+    rounded = np.mean((np.clip(np.rint((q - za) * r) + zy, 0, 65535) == got)[inside])
+    M = int(np.rint(r * 2.0 ** 18))
+    t = (q - 32768) * M  # y = floor((t + B) / 2^18): B in [lo, hi)
+    lo = int((2 ** 18 * got[inside] - t[inside]).max())
+    hi = int((2 ** 18 * got[inside] + 2 ** 18 - t[inside]).min())
+    extra = (lo / 2 ** 18 - zy - (32768 - za) * M / 2 ** 18) * 16
+    print(f"convert, ratio {r:7.4f}, zero points {za:5d} -> {zy:5d}: rounded {100 * rounded:5.1f}%; 18-bit multiplier: "
+          f"{'one offset fits' if lo < hi else 'no offset fits'}, offset - exact = {extra:.2f}/16")
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add", "softmax", "mul", "sigmoid", "rope"]
+    which = sys.argv[1:] or ["rmsnorm", "linear", "qk", "pv", "add", "softmax", "mul", "sigmoid", "rope", "convert"]
     if "rmsnorm" in which:
         rmsnorm()
     if "linear" in which:
@@ -353,3 +378,7 @@ if __name__ == "__main__":
             sigmoid(f32(sx / 65535), zx)
     if "rope" in which:
         rope(f32(6 / 65535), 31000, f32(2.0001 / 65535), 32767, f32(7 / 65535), 33000)
+    if "convert" in which:
+        for _ in range(6):
+            sa = f32(10 ** rng.uniform(-5, -3))
+            convert(sa, int(rng.integers(0, 65536)), f32(sa * 10 ** rng.uniform(-1.2, 1.2)), int(rng.integers(0, 65536)))
