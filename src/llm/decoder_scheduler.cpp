@@ -72,7 +72,7 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
   };
 
   // The layout, as upstream's runner reads it: context and AR from the mask, vocab from the
-  // logits, heads and head_dim from the first K cache.
+  // logits, heads and head_dim from each K cache (gemma4's global layers have their own).
   const auto mask = require(kv_in, kv, "atten_mask");
   if (mask.shape.size() != 4 || mask.shape[0] != 1 || mask.shape[1] != 1)
     throw_input_error("{}: {} atten_mask {} is not [1, 1, ar, CL]", file, kv, io_string(mask));
@@ -90,20 +90,21 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
   while (find_io(kv_in, fmt::format("k_cache_{}", n_layers_))) ++n_layers_;
   if (n_layers_ == 0) throw_input_error("{}: {} has no k_cache_0 input", file, kv);
   const auto k0 = require(kv_in, kv, "k_cache_0");
-  if (k0.shape.size() != 4 || k0.shape[0] != 1)
-    throw_input_error("{}: {} k_cache_0 {} is not [1, n_kv, head_dim, CL-ar]", file, kv, io_string(k0));
   if (k0.dtype != DType::kU8 && k0.dtype != DType::kU16 && k0.dtype != DType::kF32)
     throw_input_error("{}: {} KV cache is {}; uint8, uint16 or float32 expected", file, kv, dtype_name(k0.dtype));
   kv_dtype_ = k0.dtype;
-  n_kv_heads_ = k0.shape[1];
-  head_dim_ = k0.shape[2];
   // Sizes come from a file: refuse layouts no host could hold before allocating anything.
-  if (vocab_ < 1 || context_len_ < 2 || n_kv_heads_ < 1 || head_dim_ < 1 || kv_ar < 1)
-    throw_input_error("{}: {} has an empty dimension (vocab {}, context {}, KV heads {}, head_dim {}, AR {})", file, kv,
-                      vocab_, context_len_, n_kv_heads_, head_dim_, kv_ar);
-  const double cache_bytes = 2.0 * static_cast<double>(n_layers_) * static_cast<double>(n_kv_heads_) *
-                             static_cast<double>(head_dim_) * static_cast<double>(context_len_) *
-                             static_cast<double>(dtype_size(kv_dtype_));
+  if (vocab_ < 1 || context_len_ < 2 || kv_ar < 1)
+    throw_input_error("{}: {} has an empty dimension (vocab {}, context {}, AR {})", file, kv, vocab_, context_len_, kv_ar);
+  double cache_bytes = 0.0;
+  for (int64_t l = 0; l < n_layers_; ++l) {
+    const auto k = require(kv_in, kv, fmt::format("k_cache_{}", l));
+    if (k.shape.size() != 4 || k.shape[0] != 1 || k.shape[1] < 1 || k.shape[2] < 1)
+      throw_input_error("{}: {} {} {} is not [1, n_kv, head_dim, CL-ar]", file, kv, k.name, io_string(k));
+    kv_shapes_.push_back({k.shape[1], k.shape[2]});
+    cache_bytes += 2.0 * static_cast<double>(k.shape[1]) * static_cast<double>(k.shape[2]) *
+                   static_cast<double>(context_len_) * static_cast<double>(dtype_size(kv_dtype_));
+  }
   if (cache_bytes > 64.0 * (1 << 30) || static_cast<double>(vocab_) * static_cast<double>(context_len_) > 1e11)
     throw_input_error("{}: the KV cache or logits of this layout would need more than 64 GiB", file);
 
@@ -113,10 +114,22 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
       throw_input_error("{}: constant {} is {} but the {} signature says {}", file, name, *v, kv, actual);
   };
   check_const("get_max_context_len", context_len_);
-  check_const("get_n_layers", n_layers_);
+  // Gemma 4 (upstream's get_n_self_layers): the layers with a cache of their own, of get_n_layers.
+  if (runner_->constant_int("get_n_self_layers")) {
+    check_const("get_n_self_layers", n_layers_);
+    if (auto all = runner_->constant_int("get_n_layers"); all && *all < n_layers_)
+      throw_input_error("{}: constant get_n_layers is {}, below the {} layers with a KV cache", file, *all, n_layers_);
+  } else {
+    check_const("get_n_layers", n_layers_);
+  }
   check_const("get_vocab_size", vocab_);
-  check_const("get_n_kv_heads", n_kv_heads_);
-  check_const("get_head_dim", head_dim_);
+  check_const("get_n_kv_heads", kv_shapes_[0].kv_heads);
+  check_const("get_head_dim", kv_shapes_[0].head_dim);
+  if (auto global = runner_->constant_int("get_global_head_dim"))
+    for (int64_t l = 0; l < n_layers_; ++l)
+      if (const int64_t hd = kv_shapes_[static_cast<size_t>(l)].head_dim; hd != kv_shapes_[0].head_dim && hd != *global)
+        throw_input_error("{}: k_cache_{} has head_dim {}; the constants allow {} or {}", file, l, hd,
+                          kv_shapes_[0].head_dim, *global);
   check_const("get_ar_len", kv_ar);  // the decode method's AR length (upstream's metadata)
   check_const("get_kv_io_bit_width", kv_dtype_ == DType::kU8 ? 8 : kv_dtype_ == DType::kU16 ? 16 : 32);
   if (logits_dtype_ == DType::kU16) {
@@ -143,7 +156,7 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
                         context_len_);
     if (prefill_ar_ != kv_ar) ar_lens.push_back(prefill_ar_);
   }
-  const KvCacheLayout layout{n_layers_, n_kv_heads_, head_dim_, context_len_};
+  const KvCacheLayout layout{kv_shapes_, context_len_};
   cache_ = std::make_unique<SmartMaskKvCache>(layout, kv_dtype_, ar_lens);
   kv_ = bind(kv);
   if (prefill_ar_ > 0) prefill_ = bind(prefill);
@@ -197,10 +210,12 @@ std::unique_ptr<DecoderScheduler::Binding> DecoderScheduler::bind(const std::str
       expect(d, mask_dtype_, {1, 1, ar, context_len_}, name);
       b->in.push_back({b->mask.data(), b->mask.size()});
     } else if ((l = layer_index(d.name, "k_cache_", n_layers_)) >= 0) {
-      expect(d, kv_dtype_, {1, n_kv_heads_, head_dim_, cache_len}, name);
+      const KvLayerShape& s = kv_shapes_[static_cast<size_t>(l)];
+      expect(d, kv_dtype_, {1, s.kv_heads, s.head_dim, cache_len}, name);
       b->in.push_back({const_cast<void*>(cache_->k_input(l).raw()), io_bytes(d)});
     } else if ((l = layer_index(d.name, "v_cache_", n_layers_)) >= 0) {
-      expect(d, kv_dtype_, {1, n_kv_heads_, cache_len, head_dim_}, name);
+      const KvLayerShape& s = kv_shapes_[static_cast<size_t>(l)];
+      expect(d, kv_dtype_, {1, s.kv_heads, cache_len, s.head_dim}, name);
       b->in.push_back({const_cast<void*>(cache_->v_input(l).raw()), io_bytes(d)});
     } else {
       throw_input_error("{}: method {} has an input '{}' this runner does not know", file, name, d.name);
@@ -237,10 +252,12 @@ std::unique_ptr<DecoderScheduler::Binding> DecoderScheduler::bind(const std::str
       expect(d, logits_dtype_, {1, ar, vocab_}, name);
       b->logits = storage.data();
     } else if ((l = layer_index(d.name, "k_out_", n_layers_)) >= 0 && !b->k_out[l].defined()) {
-      expect(d, kv_dtype_, {1, n_kv_heads_, head_dim_, ar}, name);
+      const KvLayerShape& s = kv_shapes_[static_cast<size_t>(l)];
+      expect(d, kv_dtype_, {1, s.kv_heads, s.head_dim, ar}, name);
       b->k_out[l] = Tensor::view(d.dtype, d.shape, storage.data(), nullptr);
     } else if ((l = layer_index(d.name, "v_out_", n_layers_)) >= 0 && !b->v_out[l].defined()) {
-      expect(d, kv_dtype_, {1, n_kv_heads_, ar, head_dim_}, name);
+      const KvLayerShape& s = kv_shapes_[static_cast<size_t>(l)];
+      expect(d, kv_dtype_, {1, s.kv_heads, ar, s.head_dim}, name);
       b->v_out[l] = Tensor::view(d.dtype, d.shape, storage.data(), nullptr);
     } else {
       throw_input_error("{}: method {} has an output '{}' this runner does not know (or twice)", file, name, d.name);

@@ -60,7 +60,8 @@ class DecoderScheduler : public DecoderSession {
 
   std::unique_ptr<MethodRunner> runner_;
   std::string origin_;
-  int64_t n_layers_ = 0, n_kv_heads_ = 0, head_dim_ = 0, context_len_ = 0, vocab_ = 0, prefill_ar_ = 0;
+  int64_t n_layers_ = 0, context_len_ = 0, vocab_ = 0, prefill_ar_ = 0;  // n_layers_: layers with a KV cache
+  std::vector<KvLayerShape> kv_shapes_;  // per cached layer, from its k_cache input
   DType kv_dtype_ = DType::kF32, mask_dtype_ = DType::kF32, logits_dtype_ = DType::kF32;
   float logits_scale_ = 1.0f;
   int32_t logits_zero_point_ = 0;

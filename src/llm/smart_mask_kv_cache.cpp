@@ -16,17 +16,19 @@ SmartMaskKvCache::SmartMaskKvCache(KvCacheLayout layout, DType element, std::vec
                         layout_.context_len);
   capacity_ = layout_.context_len - *std::min_element(ar_lens_.begin(), ar_lens_.end());
   ar_len_ = ar_lens_.front();
-  const size_t bytes = static_cast<size_t>(layout_.n_kv_heads * layout_.head_dim * capacity_) * esize_;
-  for (int64_t l = 0; l < layout_.n_layers; ++l) {
+  for (const KvLayerShape& s : layout_.layers) {
+    const size_t bytes = static_cast<size_t>(s.kv_heads * s.head_dim * capacity_) * esize_;
     k_.emplace_back(new uint8_t[bytes]());
     v_.emplace_back(new uint8_t[bytes]());
+    bytes_.push_back(bytes);
   }
-  bytes_ = bytes;
 }
 
 void SmartMaskKvCache::reset() {
-  for (auto& b : k_) std::memset(b.get(), 0, bytes_);
-  for (auto& b : v_) std::memset(b.get(), 0, bytes_);
+  for (size_t l = 0; l < k_.size(); ++l) {
+    std::memset(k_[l].get(), 0, bytes_[l]);
+    std::memset(v_[l].get(), 0, bytes_[l]);
+  }
   n_past_ = 0;
   ar_len_ = ar_lens_.front();
 }
@@ -37,9 +39,10 @@ void SmartMaskKvCache::set_ar_len(int64_t ar) {
     throw_failure("internal: KV cache was not sized for AR length {}", ar);
   const int64_t src = layout_.context_len - ar_len_, dst = layout_.context_len - ar;
   if (n_past_ > dst) throw_failure("KV cache: {} entries do not fit a cache of {} for AR length {}", n_past_, dst, ar);
-  const int64_t rows = layout_.n_kv_heads * layout_.head_dim, hd = layout_.head_dim;
   const size_t row_bytes = static_cast<size_t>(n_past_) * esize_;
-  for (int64_t l = 0; l < layout_.n_layers; ++l) {
+  for (int64_t l = 0; l < layout_.n_layers(); ++l) {
+    const int64_t KV = layout_.layers[static_cast<size_t>(l)].kv_heads, hd = layout_.layers[static_cast<size_t>(l)].head_dim;
+    const int64_t rows = KV * hd;
     uint8_t* k = k_buf(l);
     uint8_t* v = v_buf(l);
     // Growing the stride moves rows back to front, shrinking front to back, so no row overwrites
@@ -48,8 +51,8 @@ void SmartMaskKvCache::set_ar_len(int64_t ar) {
       const int64_t r = dst > src ? rows - 1 - i : i;
       std::memmove(k + r * dst * esize_, k + r * src * esize_, row_bytes);
     }
-    for (int64_t i = 0; i < layout_.n_kv_heads; ++i) {
-      const int64_t h = dst > src ? layout_.n_kv_heads - 1 - i : i;
+    for (int64_t i = 0; i < KV; ++i) {
+      const int64_t h = dst > src ? KV - 1 - i : i;
       std::memmove(v + h * dst * hd * esize_, v + h * src * hd * esize_, row_bytes * hd);
     }
   }
@@ -57,17 +60,20 @@ void SmartMaskKvCache::set_ar_len(int64_t ar) {
 }
 
 Tensor SmartMaskKvCache::k_input(int64_t l) const {
-  return Tensor::view(element_, {1, layout_.n_kv_heads, layout_.head_dim, cache_len()}, k_.at(l).get(), k_.at(l));
+  const KvLayerShape& s = layout_.layers.at(static_cast<size_t>(l));
+  return Tensor::view(element_, {1, s.kv_heads, s.head_dim, cache_len()}, k_.at(l).get(), k_.at(l));
 }
 
 Tensor SmartMaskKvCache::v_input(int64_t l) const {
-  return Tensor::view(element_, {1, layout_.n_kv_heads, cache_len(), layout_.head_dim}, v_.at(l).get(), v_.at(l));
+  const KvLayerShape& s = layout_.layers.at(static_cast<size_t>(l));
+  return Tensor::view(element_, {1, s.kv_heads, cache_len(), s.head_dim}, v_.at(l).get(), v_.at(l));
 }
 
 void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
   // The outputs' AR length may differ from the current layout: a call's last entries can be
   // stored after switching to a layout with a longer cache.
-  const int64_t KV = layout_.n_kv_heads, hd = layout_.head_dim, stride = cache_len();
+  const KvLayerShape& shape = layout_.layers.at(static_cast<size_t>(l));
+  const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
   const int64_t ar = k_out.rank() == 4 ? k_out.dim(3) : -1;
   const Shape k_shape{1, KV, hd, ar}, v_shape{1, KV, ar, hd};
   if (k_out.dtype() != element_ || v_out.dtype() != element_ || k_out.shape() != k_shape || v_out.shape() != v_shape)

@@ -1,6 +1,6 @@
 // The runner's KV cache for static graphs, "smart mask" style (as upstream's only remaining
 // manager): per layer one K input buffer [n_kv, head_dim, CL-ar] and one V input buffer
-// [n_kv, CL-ar, head_dim]; slots never move while decoding, new entries are copied in at the
+// [n_kv, CL-ar, head_dim] (n_kv and head_dim that layer's); slots never move while decoding, new entries are copied in at the
 // current position, and the attention mask hides the slots not filled yet. The element type is
 // only a byte size, so the quantized runtime stores uint8/uint16 codes with the same code.
 #pragma once
@@ -14,11 +14,21 @@
 
 namespace genai {
 
-struct KvCacheLayout {
-  int64_t n_layers = 0;
-  int64_t n_kv_heads = 0;
+// Per layer with a cache of its own: KV heads and head size (gemma4's global layers are wider).
+struct KvLayerShape {
+  int64_t kv_heads = 0;
   int64_t head_dim = 0;
+  bool operator==(const KvLayerShape&) const = default;
+};
+
+struct KvCacheLayout {
+  std::vector<KvLayerShape> layers;
   int64_t context_len = 0;  // CL: cache columns + the ar new columns of a call
+  int64_t n_layers() const { return static_cast<int64_t>(layers.size()); }
+  // Every layer alike (all families but gemma4).
+  static KvCacheLayout uniform(int64_t n_layers, int64_t kv_heads, int64_t head_dim, int64_t context_len) {
+    return {std::vector<KvLayerShape>(static_cast<size_t>(n_layers), KvLayerShape{kv_heads, head_dim}), context_len};
+  }
 };
 
 class SmartMaskKvCache {
@@ -63,7 +73,7 @@ class SmartMaskKvCache {
   int64_t capacity_ = 0;  // longest cache length of any layout
   int64_t ar_len_ = 0;
   int64_t n_past_ = 0;
-  size_t bytes_ = 0;
+  std::vector<size_t> bytes_;  // per layer, each of K and V
   std::vector<std::shared_ptr<uint8_t[]>> k_, v_;
 };
 

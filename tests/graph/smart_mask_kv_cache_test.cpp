@@ -27,10 +27,11 @@ Tensor v_out(int64_t kv, int64_t hd, int64_t ar, int first_token) {
   return t;
 }
 
-// Checks that cache positions [0, n) hold tokens 0..n-1 in the current layout.
-void expect_tokens(const SmartMaskKvCache& c, int64_t n) {
-  const int64_t kv = c.layout().n_kv_heads, hd = c.layout().head_dim, len = c.cache_len();
-  const Tensor k = c.k_input(0), v = c.v_input(0);
+// Checks that cache positions [0, n) of layer l hold tokens 0..n-1 in the current layout.
+void expect_tokens(const SmartMaskKvCache& c, int64_t n, int64_t l = 0) {
+  const KvLayerShape& s = c.layout().layers.at(static_cast<size_t>(l));
+  const int64_t kv = s.kv_heads, hd = s.head_dim, len = c.cache_len();
+  const Tensor k = c.k_input(l), v = c.v_input(l);
   EXPECT_EQ(k.shape(), (Shape{1, kv, hd, len}));
   EXPECT_EQ(v.shape(), (Shape{1, kv, len, hd}));
   for (int64_t h = 0; h < kv; ++h)
@@ -44,7 +45,7 @@ void expect_tokens(const SmartMaskKvCache& c, int64_t n) {
 
 TEST(SmartMaskKvCache, UpdatesAtThePositionAndRearrangesBetweenArLengths) {
   const int64_t KV = 2, HD = 3, CL = 16;
-  SmartMaskKvCache cache({1, KV, HD, CL}, DType::kU8, {4, 1});
+  SmartMaskKvCache cache(KvCacheLayout::uniform(1, KV, HD, CL), DType::kU8, {4, 1});
   EXPECT_EQ(cache.ar_len(), 4);
   EXPECT_EQ(cache.cache_len(), 12);
   // Two AR-4 chunks, the second partial (3 real rows).
@@ -72,12 +73,33 @@ TEST(SmartMaskKvCache, UpdatesAtThePositionAndRearrangesBetweenArLengths) {
 }
 
 TEST(SmartMaskKvCache, RejectsMismatchedOutputsAndLayouts) {
-  SmartMaskKvCache cache({1, 2, 3, 8}, DType::kF32, {1});
+  SmartMaskKvCache cache(KvCacheLayout::uniform(1, 2, 3, 8), DType::kF32, {1});
   Tensor wrong_type = Tensor::zeros(DType::kU8, {1, 2, 3, 1});
   Tensor v = Tensor::zeros(DType::kF32, {1, 2, 1, 3});
   EXPECT_THROW(cache.update(0, wrong_type, v, 1), Failure);
   EXPECT_THROW(cache.set_ar_len(2), Failure);
-  EXPECT_THROW(SmartMaskKvCache({1, 2, 3, 8}, DType::kF32, {8}), InputError);
+  EXPECT_THROW(SmartMaskKvCache(KvCacheLayout::uniform(1, 2, 3, 8), DType::kF32, {8}), InputError);
+}
+
+// Gemma 4's layout: layers with their own KV heads and head size, each kept and rearranged in its
+// own shape; a layer's outputs in another layer's shape are refused.
+TEST(SmartMaskKvCache, LayersOfDifferentShapesKeepTheirOwn) {
+  const int64_t CL = 12;
+  SmartMaskKvCache cache({{{1, 2}, {2, 3}}, CL}, DType::kU8, {3, 1});
+  for (int64_t l = 0; l < 2; ++l) {
+    const KvLayerShape& s = cache.layout().layers[static_cast<size_t>(l)];
+    cache.update(l, k_out(s.kv_heads, s.head_dim, 3, 0), v_out(s.kv_heads, s.head_dim, 3, 0), 3);
+  }
+  cache.advance(3);
+  cache.set_ar_len(1);
+  for (int64_t l = 0; l < 2; ++l) {
+    const KvLayerShape& s = cache.layout().layers[static_cast<size_t>(l)];
+    cache.update(l, k_out(s.kv_heads, s.head_dim, 1, 3), v_out(s.kv_heads, s.head_dim, 1, 3), 1);
+  }
+  cache.advance(1);
+  expect_tokens(cache, 4, 0);
+  expect_tokens(cache, 4, 1);
+  EXPECT_THROW(cache.update(0, k_out(2, 3, 1, 4), v_out(2, 3, 1, 4), 1), Failure);
 }
 
 TEST(SmartMaskKvCache, MaskAttendsFilledPositionsAndEarlierNewTokens) {
