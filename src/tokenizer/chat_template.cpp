@@ -17,12 +17,15 @@ std::string_view trim(std::string_view s) {
 // header: ChatML (SmolLM2, Qwen), Granite 3.x, Phi-4-mini and GLM-Edge differ only in markers.
 struct TurnMarkers {
   std::string_view open, close_role, end, generation;
+  std::string_view assistant = "assistant";  // the assistant's role name in the text
 };
 constexpr TurnMarkers kChatMlMarkers{"<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"};
 constexpr TurnMarkers kGraniteMarkers{"<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>\n",
                                       "<|start_of_role|>assistant<|end_of_role|>"};
 constexpr TurnMarkers kPhiMarkers{"<|", "|>", "<|end|>", "<|assistant|>"};
 constexpr TurnMarkers kGlmEdgeMarkers{"<|", "|>\n", "", "<|assistant|>\n"};
+// Gemma 4: <|turn>role\n...<turn|>\n with a system role of its own, the assistant called "model".
+constexpr TurnMarkers kGemma4Markers{"<|turn>", "\n", "<turn|>\n", "<|turn>model\n", "model"};
 
 std::string marked_turns(const TurnMarkers& m, const std::vector<ChatTurn>& turns, std::string_view default_system) {
   std::string out;
@@ -30,7 +33,7 @@ std::string marked_turns(const TurnMarkers& m, const std::vector<ChatTurn>& turn
     out.append(m.open).append(role).append(m.close_role).append(content).append(m.end);
   };
   if ((turns.empty() || turns[0].role != "system") && !default_system.empty()) turn("system", default_system);
-  for (const auto& t : turns) turn(t.role, t.content);
+  for (const auto& t : turns) turn(t.role == "assistant" ? m.assistant : std::string_view(t.role), t.content);
   out.append(m.generation);
   return out;
 }
@@ -105,7 +108,8 @@ std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_s
 
 const std::vector<ChatFormat>& all_chat_formats() {
   static const std::vector<ChatFormat> k{ChatFormat::kNone,    ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
-                                         ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma, ChatFormat::kGlmEdge};
+                                         ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma, ChatFormat::kGlmEdge,
+                                         ChatFormat::kGemma4};
   return k;
 }
 
@@ -119,6 +123,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kPhi: return "phi";
     case ChatFormat::kGemma: return "gemma";
     case ChatFormat::kGlmEdge: return "glm_edge";
+    case ChatFormat::kGemma4: return "gemma4";
   }
   return "none";
 }
@@ -136,6 +141,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kPhi: return marked_turns(kPhiMarkers, turns, default_system);
     case ChatFormat::kGemma: return gemma(turns, default_system);
     case ChatFormat::kGlmEdge: return marked_turns(kGlmEdgeMarkers, turns, default_system);
+    case ChatFormat::kGemma4: return marked_turns(kGemma4Markers, turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -152,6 +158,7 @@ ChatFormat detect_chat_format(std::string_view jinja) {
   if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;
   if (jinja.find("<|start_of_role|>") != std::string_view::npos) return ChatFormat::kGranite;
+  if (jinja.find("<|turn>") != std::string_view::npos) return ChatFormat::kGemma4;
   if (jinja.find("<start_of_turn>") != std::string_view::npos) return ChatFormat::kGemma;
   if (jinja.find("<|assistant|>") != std::string_view::npos && jinja.find("<|end|>") != std::string_view::npos)
     return ChatFormat::kPhi;

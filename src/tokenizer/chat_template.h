@@ -7,8 +7,8 @@
 
 namespace genai {
 
-enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite, kPhi, kGemma, kGlmEdge };
-// "none", "chatml", "llama3", "llama2", "granite", "phi", "gemma", "glm_edge"
+enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite, kPhi, kGemma, kGlmEdge, kGemma4 };
+// "none", "chatml", "llama3", "llama2", "granite", "phi", "gemma", "glm_edge", "gemma4"
 std::string_view chat_format_name(ChatFormat f);
 // Every format, in enum order (for name lookups and messages).
 const std::vector<ChatFormat>& all_chat_formats();

@@ -6,7 +6,7 @@ namespace genai {
 
 const std::vector<std::string_view>& stop_token_strings() {
   static const std::vector<std::string_view> k{"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end_of_text|>",
-                                               "<end_of_turn>", "<|endoftext|>", "<|end|>", "</s>"};
+                                               "<end_of_turn>", "<|endoftext|>", "<|end|>", "</s>", "<turn|>"};
   return k;
 }
 

@@ -83,6 +83,18 @@ TEST(ChatTemplate, GlmEdgeRolesOnTheirOwnLines) {
             ChatFormat::kGlmEdge);
 }
 
+// Gemma 4 (upstream's runner, gemma4): <|turn>role\n...<turn|>\n with a system turn of its own,
+// the assistant called "model"; <turn|> ends a reply.
+TEST(ChatTemplate, Gemma4TurnsWithANativeSystemRole) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGemma4, {{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "Q"}}),
+            "<|turn>system\nS<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\nYo<turn|>\n<|turn>user\nQ<turn|>\n"
+            "<|turn>model\n");
+  EXPECT_EQ(apply_chat_template(ChatFormat::kGemma4, {{"user", "Hi"}}), "<|turn>user\nHi<turn|>\n<|turn>model\n");
+  EXPECT_EQ(detect_chat_format("{{ '<|turn>' + role + '\n' + message['content'] | trim + '<turn|>\n' }}"),
+            ChatFormat::kGemma4);
+  EXPECT_EQ(chat_format_name(ChatFormat::kGemma4), "gemma4");
+}
+
 TEST(ChatTemplate, PhiTurnsEndWithEndAndNoNewlines) {
   EXPECT_EQ(apply_chat_template(ChatFormat::kPhi, {{"system", "S"}, {"user", "Hi"}}),
             "<|system|>S<|end|><|user|>Hi<|end|><|assistant|>");
