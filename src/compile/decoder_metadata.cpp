@@ -50,8 +50,8 @@ pipeline::Metadata complete_decoder_metadata(const ModelConfig& config, const pi
   fill("get_ar_len", ar);
   fill("get_vocab_size", config.vocab_size);
   fill("get_n_layers", config.n_layers);
-  fill("get_n_kv_heads", config.n_kv_heads);
-  fill("get_head_dim", config.head_dim);
+  fill("get_n_kv_heads", config.layer_kv_heads(0));  // layer 0's, as the runner reads k_cache_0
+  fill("get_head_dim", config.layer_head_dim(0));
   fill("get_dim", config.dim);
   fill("get_bos_id", static_cast<int64_t>(config.bos_id));
   fill("get_eos_id", static_cast<int64_t>(config.eos_id));
@@ -59,6 +59,17 @@ pipeline::Metadata complete_decoder_metadata(const ModelConfig& config, const pi
   fill("get_n_eos", int64_t{1});
   fill("get_max_batch_size", int64_t{1});
   fill("get_use_kv_cache", context != ar);
+  // Gemma 4's constants, as upstream names them: the layers with a KV cache of their own, the
+  // shared ones, the global layers' head size, the window.
+  if (config.has_per_layer_kv()) {
+    fill("get_n_self_layers", config.kv_layers());
+    fill("get_num_kv_shared_layers", config.kv_shared_layers);
+    int64_t global = config.head_dim;
+    for (int64_t l = 0; l < config.n_layers; ++l)
+      if (!config.layer_slides(l)) global = config.layer_head_dim(l);
+    fill("get_global_head_dim", global);
+    if (config.sliding_window > 0) fill("get_sliding_window", config.sliding_window);
+  }
 
   // KV I/O width: the cache input's (or, without a cache, the new-K output's) program dtype.
   int64_t kv_bits = 32;

@@ -13,6 +13,8 @@ namespace {
 
 std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
 
+Attrs norm_attrs_of(const ModelConfig& c) { return {{"eps", static_cast<double>(c.norm_eps)}}; }
+
 void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
   if (o.max_context_len < 2) throw_input_error("--max_context_len must be at least 2, got {}", o.max_context_len);
   if (o.mode == ModelMode::kHybrid) {
@@ -51,7 +53,7 @@ std::pair<Tensor, Tensor> rope_tables(const ModelConfig& config, int64_t max_con
   // A static graph picks longrope's factors once, for the context it is built for (as llama.cpp
   // does by its context size; HF switches per sequence length).
   const std::vector<float> inv_freq = rope_inv_freq(config, max_context_len, local);
-  const int64_t hd = config.rotary_dims(), half = hd / 2;
+  const int64_t half = static_cast<int64_t>(inv_freq.size()), hd = 2 * half;  // the rotary width of this kind
   const float factor = config.long_rope.enabled() ? config.long_rope.attention_factor : 1.0f;
   Tensor cos = Tensor::zeros(DType::kF32, {max_context_len, hd});
   Tensor sin = Tensor::zeros(DType::kF32, {max_context_len, hd});
@@ -80,8 +82,12 @@ std::shared_ptr<Graph> build_tok_embedding_graph(std::shared_ptr<const Weights> 
 std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr<const Weights> weights, std::string name,
                                            int64_t ar, int64_t CL, bool embeds_input) {
   if (ar < 1 || ar > CL) throw_input_error("graph {}: AR length {} outside [1, {}]", name, ar, CL);
+  if (embeds_input && c.ple_dim > 0)
+    throw_input_error("graph {}: per-layer embeddings (gemma4) read the tokens themselves; separate embedding graphs "
+                      "are not supported for this model", name);
+  const std::shared_ptr<const Weights> weight_values = weights;
   auto g = std::make_shared<Graph>(std::move(name), std::move(weights));
-  const int64_t L = c.n_layers, H = c.n_heads, KV = c.n_kv_heads, hd = c.head_dim, G = H / KV;
+  const int64_t L = c.n_layers, H = c.n_heads, KVL = c.kv_layers();
   const int64_t cache_len = CL - ar;
   namespace wn = weight_names;
 
@@ -89,10 +95,14 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
                                       : g->add_input("tokens", DType::kI32, {1, ar});
   const ValueId mask = g->add_input("atten_mask", DType::kF32, {1, 1, ar, CL});
   const ValueId pos = g->add_input("input_pos", DType::kI32, {1, ar});
+  // Cache inputs and new-entry outputs for the layers with their own keys and values (all but
+  // gemma4's shared layers), each in its layer's KV heads and head size.
   std::vector<ValueId> k_cache(L, -1), v_cache(L, -1);
   if (cache_len > 0) {
-    for (int64_t l = 0; l < L; ++l) k_cache[l] = g->add_input(fmt::format("k_cache_{}", l), DType::kF32, {1, KV, hd, cache_len});
-    for (int64_t l = 0; l < L; ++l) v_cache[l] = g->add_input(fmt::format("v_cache_{}", l), DType::kF32, {1, KV, cache_len, hd});
+    for (int64_t l = 0; l < KVL; ++l)
+      k_cache[l] = g->add_input(fmt::format("k_cache_{}", l), DType::kF32, {1, c.layer_kv_heads(l), c.layer_head_dim(l), cache_len});
+    for (int64_t l = 0; l < KVL; ++l)
+      v_cache[l] = g->add_input(fmt::format("v_cache_{}", l), DType::kF32, {1, c.layer_kv_heads(l), cache_len, c.layer_head_dim(l)});
   }
 
   auto [cos_t, sin_t] = rope_tables(c, CL);
@@ -141,6 +151,26 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
   ValueId h = embeds_input ? tokens : g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens()), tokens}, "embed.out");
   if (c.embedding_multiplier != 1.0f)
     h = g->add_op(OpKind::kMul, {h, scalar("embed.scale", c.embedding_multiplier)}, "embed.scaled");
+  // Gemma 4's per-layer inputs [1, ar, L, P]: (RMSNorm(h W^T / sqrt(dim)) + table[tokens] *
+  // sqrt(P)) / sqrt(2), each layer reading its slice.
+  ValueId ple = -1;
+  if (c.ple_dim > 0) {
+    const int64_t P = c.ple_dim;
+    const ValueId proj = g->add_op(OpKind::kLinear, {h, g->add_weight(wn::per_layer_model_projection())}, "ple.proj");
+    const ValueId scaled = g->add_op(
+        OpKind::kMul, {proj, scalar("ple.proj.scale", static_cast<float>(std::pow(static_cast<double>(c.dim), -0.5)))},
+        "ple.proj.scaled");
+    const ValueId split = g->add_op(OpKind::kReshape, {scaled}, "ple.proj.layers", {{"shape", ints({1, ar, L, P})}});
+    const ValueId normed =
+        g->add_op(OpKind::kRmsNorm, {split, g->add_weight(wn::per_layer_projection_norm())}, "ple.proj.norm", norm_attrs_of(c));
+    const ValueId rows = g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens_per_layer()), tokens}, "ple.embed");
+    const ValueId rows_scaled = g->add_op(
+        OpKind::kMul, {rows, scalar("ple.embed.scale", static_cast<float>(std::sqrt(static_cast<double>(P))))},
+        "ple.embed.scaled");
+    const ValueId rows4 = g->add_op(OpKind::kReshape, {rows_scaled}, "ple.embed.layers", {{"shape", ints({1, ar, L, P})}});
+    const ValueId sum = g->add_op(OpKind::kAdd, {normed, rows4}, "ple.sum");
+    ple = g->add_op(OpKind::kMul, {sum, scalar("ple.scale", static_cast<float>(std::pow(2.0, -0.5)))}, "ple.inputs");
+  }
   // x -> cap * tanh(x / cap) (Gemma 2's soft-capping).
   auto softcap = [&](ValueId x, float cap, const std::string& name) {
     const ValueId in = g->add_op(OpKind::kMul, {x, scalar((name + ".inv_cap").c_str(), 1.0f / cap)}, name + ".scaled");
@@ -152,16 +182,18 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     if (residual_scale >= 0) out = g->add_op(OpKind::kMul, {out, residual_scale}, name + ".scaled");
     return g->add_op(OpKind::kAdd, {base, out}, name);
   };
-  const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
+  const Attrs norm_attrs = norm_attrs_of(c);
   // The family's norm over the last axis: RMSNorm, or LayerNorm with the weight's bias beside it.
   auto norm = [&](ValueId x, const std::string& weight, const std::string& name) {
     if (!c.layer_norm) return g->add_op(OpKind::kRmsNorm, {x, g->add_weight(weight)}, name, norm_attrs);
     return g->add_op(OpKind::kLayerNorm, {x, g->add_weight(weight), g->add_weight(wn::bias_of(weight))}, name, norm_attrs);
   };
 
-  std::vector<ValueId> k_out(L), v_out(L);
+  std::vector<ValueId> k_out(L, -1), v_out(L, -1), k_all_of(L, -1), v_all_of(L, -1);
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = fmt::format("layers.{}.", l);
+    const int64_t hd = c.layer_head_dim(l), KV = c.layer_kv_heads(l), G = H / KV;
+    const bool own_kv = c.layer_has_kv(l);
     auto w = [&](const char* suffix) { return g->add_weight(wn::layer(l, suffix)); };
     auto proj = [&](const char* which, ValueId x) {
       std::vector<ValueId> operands{x, w(fmt::format("self_attn.{}_proj.weight", which).c_str())};
@@ -169,20 +201,23 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
       return g->add_op(OpKind::kLinear, operands, fmt::format("{}attn.{}_proj.out", p, which));
     };
     const ValueId x = norm(h, wn::layer(l, "input_layernorm.weight"), p + "input_norm.out");
-    const ValueId q = proj("q", x), k = proj("k", x), v = proj("v", x);
+    const ValueId q = proj("q", x);
 
-    // [1, ar, n * hd] -> [1, n, ar, hd]; q and k normalised per head first where the family does.
-    auto heads = [&](ValueId t, const char* which, int64_t n, bool norm = false) {
+    // [1, ar, n * hd] -> [1, n, ar, hd]; normalised per head first where the family does (q and k
+    // by their weights; gemma4's values by a weightless norm, a constant of ones).
+    auto heads = [&](ValueId t, const char* which, int64_t n, ValueId norm_weight = -1) {
       ValueId split =
           g->add_op(OpKind::kReshape, {t}, fmt::format("{}attn.{}.split", p, which), {{"shape", ints({1, ar, n, hd})}});
-      if (norm)
-        split = g->add_op(OpKind::kRmsNorm, {split, w(fmt::format("self_attn.{}_norm.weight", which).c_str())},
-                          fmt::format("{}attn.{}.norm", p, which), norm_attrs);
+      if (norm_weight >= 0)
+        split = g->add_op(OpKind::kRmsNorm, {split, norm_weight}, fmt::format("{}attn.{}.norm", p, which), norm_attrs);
       return g->add_op(OpKind::kTranspose, {split}, fmt::format("{}attn.{}.heads", p, which), {{"perm", ints({0, 2, 1, 3})}});
     };
+    auto qk_norm = [&](const char* which) {
+      return c.qk_norm ? w(fmt::format("self_attn.{}_norm.weight", which).c_str()) : ValueId{-1};
+    };
     // Rope on the leading rotary dims of each head; the rest passes through (partial rotary).
-    const int64_t rd = c.rotary_dims();
     const bool local = c.layer_uses_local_rope(l);
+    const int64_t rd = local ? c.rotary_dims() : c.global_rotary_dims();
     const ValueId lcos = local ? local_cos : cos, lsin = local ? local_sin : sin;
     auto rope = [&](ValueId x, const char* which) {
       const std::string n = fmt::format("{}attn.{}", p, which);
@@ -194,19 +229,32 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
       const ValueId rotated = g->add_op(OpKind::kRope, {rot, lcos, lsin}, n + ".rope");
       return g->add_op(OpKind::kConcat, {rotated, pass}, n + ".rope_all", {{"axis", int64_t{3}}});
     };
-    ValueId q_rope = heads(q, "q", H, c.qk_norm), k_rope = heads(k, "k", KV, c.qk_norm);
-    if (c.layer_uses_rope(l)) {
-      q_rope = rope(q_rope, "q");
-      k_rope = rope(k_rope, "k");
+    ValueId q_rope = heads(q, "q", H, qk_norm("q"));
+    if (c.layer_uses_rope(l)) q_rope = rope(q_rope, "q");
+    if (own_kv) {
+      const ValueId k = proj("k", x);
+      // Values: their own projection, or the raw keys (gemma4's attention_k_eq_v).
+      const ValueId v = c.layer_values_from_keys(l) ? k : proj("v", x);
+      ValueId k_rope = heads(k, "k", KV, qk_norm("k"));
+      if (c.layer_uses_rope(l)) k_rope = rope(k_rope, "k");
+      ValueId v_norm = -1;
+      if (c.v_norm) {
+        Tensor ones = Tensor::zeros(DType::kF32, {hd});
+        for (int64_t i = 0; i < hd; ++i) ones.mutable_data<float>()[i] = 1.0f;
+        v_norm = g->add_constant(p + "attn.v.norm_weight", std::make_shared<const Tensor>(std::move(ones)));
+      }
+      // New K is emitted transposed [1, KV, hd, ar], as the cache stores it (q·kᵀ needs no transpose).
+      k_out[l] = g->add_op(OpKind::kTranspose, {k_rope}, p + "attn.k.new", {{"perm", ints({0, 1, 3, 2})}});
+      v_out[l] = heads(v, "v", KV, v_norm);  // [1, KV, ar, hd]
+      k_all_of[l] = k_out[l];
+      v_all_of[l] = v_out[l];
+      if (cache_len > 0) {
+        k_all_of[l] = g->add_op(OpKind::kConcat, {k_cache[l], k_out[l]}, p + "attn.k.all", {{"axis", int64_t{3}}});
+        v_all_of[l] = g->add_op(OpKind::kConcat, {v_cache[l], v_out[l]}, p + "attn.v.all", {{"axis", int64_t{2}}});
+      }
     }
-    // New K is emitted transposed [1, KV, hd, ar], as the cache stores it (q·kᵀ needs no transpose).
-    k_out[l] = g->add_op(OpKind::kTranspose, {k_rope}, p + "attn.k.new", {{"perm", ints({0, 1, 3, 2})}});
-    v_out[l] = heads(v, "v", KV);  // [1, KV, ar, hd]
-    ValueId k_all = k_out[l], v_all = v_out[l];
-    if (cache_len > 0) {
-      k_all = g->add_op(OpKind::kConcat, {k_cache[l], k_out[l]}, p + "attn.k.all", {{"axis", int64_t{3}}});
-      v_all = g->add_op(OpKind::kConcat, {v_cache[l], v_out[l]}, p + "attn.v.all", {{"axis", int64_t{2}}});
-    }
+    // A shared layer attends over the keys and values of the layer it shares (gemma4).
+    const ValueId k_all = k_all_of[c.kv_source(l)], v_all = v_all_of[c.kv_source(l)];
     // Grouped-query attention: query head h = kv * G + g reads kv head kv (broadcast over G).
     const ValueId q5 = g->add_op(OpKind::kReshape, {q_rope}, p + "attn.q.groups", {{"shape", ints({1, KV, G, ar, hd})}});
     const ValueId k5 = g->add_op(OpKind::kReshape, {k_all}, p + "attn.k.groups", {{"shape", ints({1, KV, 1, hd, CL})}});
@@ -251,6 +299,22 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
                        norm_attrs);
     if (c.parallel_blocks) down = g->add_op(OpKind::kAdd, {o, down}, p + "attn_mlp.sum");
     h = residual(h1, down, p + "mlp.residual");
+    if (ple >= 0) {  // h + norm(proj(gelu(gate(h)) * this layer's per-layer input))
+      const ValueId slice = g->add_op(OpKind::kSlice, {ple}, p + "ple.slice",
+                                      {{"axis", int64_t{2}}, {"start", l}, {"end", l + 1}});
+      const ValueId input = g->add_op(OpKind::kReshape, {slice}, p + "ple.input", {{"shape", ints({1, ar, c.ple_dim})}});
+      const ValueId gate = g->add_op(act_kind, {g->add_op(OpKind::kLinear, {h, w("per_layer_input_gate.weight")}, p + "ple.gate")},
+                                     p + "ple.act");
+      const ValueId gated = g->add_op(OpKind::kMul, {gate, input}, p + "ple.gated");
+      const ValueId out = g->add_op(OpKind::kLinear, {gated, w("per_layer_projection.weight")}, p + "ple.proj");
+      const ValueId normed = g->add_op(OpKind::kRmsNorm, {out, w("post_per_layer_input_norm.weight")}, p + "ple.norm", norm_attrs);
+      h = g->add_op(OpKind::kAdd, {h, normed}, p + "ple.residual");
+    }
+    if (c.layer_scalars) {  // a constant of the checkpoint's scalar (the programs fold it in)
+      const Tensor s = weight_values->get(wn::layer(l, "layer_scalar")).to_f32();
+      if (s.numel() != 1) throw_input_error("graph: {} holds {} values, expected 1", wn::layer(l, "layer_scalar"), s.numel());
+      h = g->add_op(OpKind::kMul, {h, scalar((p + "scalar").c_str(), s.data<float>()[0])}, p + "scaled");
+    }
   }
   const ValueId normed = norm(h, wn::final_norm(), "norm.out");
   std::vector<ValueId> head{normed, g->add_weight(c.tied_embeddings ? wn::embed_tokens() : wn::lm_head())};
@@ -260,8 +324,8 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     logits = g->add_op(OpKind::kMul, {logits, scalar("logits.scale", 1.0f / c.logits_scaling)}, "logits.scaled");
   if (c.final_logit_softcap > 0.0f) logits = softcap(logits, c.final_logit_softcap, "logits.capped");
   g->add_output("logits", logits);
-  for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("k_out_{}", l), k_out[l]);
-  for (int64_t l = 0; l < L; ++l) g->add_output(fmt::format("v_out_{}", l), v_out[l]);
+  for (int64_t l = 0; l < KVL; ++l) g->add_output(fmt::format("k_out_{}", l), k_out[l]);
+  for (int64_t l = 0; l < KVL; ++l) g->add_output(fmt::format("v_out_{}", l), v_out[l]);
 
   default_pipeline().run(*g);
   return g;

@@ -21,7 +21,25 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
   ModelConfig& c = m.config;
   c.tied_embeddings = file.find_tensor("output.weight") == nullptr;
 
-  if (const GgufTensorInfo* rf = file.find_tensor("rope_freqs.weight")) {
+  const GgufTensorInfo* rf = file.find_tensor("rope_freqs.weight");
+  if (rf && c.arch == Architecture::kGemma4) {
+    // The global layers' proportional rope: factor 1 on the pairs that rotate, 1e30 (angle 0) on
+    // the rest, over the global head's half.
+    Tensor t = file.tensor_f32(*rf);
+    const int64_t half = c.global_rotary_dims() / 2;
+    if (t.numel() != half)
+      throw_input_error("{}: tensor rope_freqs.weight: expected {} values (the global head size / 2), got {}", src, half,
+                        t.numel());
+    int64_t angles = 0;
+    while (angles < half && t.data<float>()[angles] == 1.0f) ++angles;
+    for (int64_t i = angles; i < half; ++i)
+      if (!(t.data<float>()[i] >= 1e29f))
+        throw_input_error("{}: tensor rope_freqs.weight: value {} at {} is neither 1 (rotates) nor >= 1e29 (does not)",
+                          src, t.data<float>()[i], i);
+    c.global_rope_fraction = angles == half ? 0.0f : static_cast<float>(2.0 * static_cast<double>(angles) / static_cast<double>(2 * half));
+    rf = nullptr;
+  }
+  if (rf) {
     Tensor t = file.tensor_f32(*rf);
     if (t.numel() != c.head_dim / 2)
       throw_input_error("{}: tensor rope_freqs.weight: expected {} values (head_dim / 2), got {}", src,

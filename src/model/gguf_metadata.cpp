@@ -29,8 +29,9 @@ bool gemma_gguf_layer_slides(const ModelConfig& c, int64_t l) {
 // attention scale by llama.cpp's rule.
 bool implied_gemma_scalings(const ModelConfig& c) {
   const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
-  if (c.arch != Architecture::kGemma && !gemma23) return false;
-  const float attention = gemma23 ? gemma2_gguf_attention_scale(c) : 0.0f;
+  const bool gemma4 = c.arch == Architecture::kGemma4;  // attention scale 1
+  if (c.arch != Architecture::kGemma && !gemma23 && !gemma4) return false;
+  const float attention = gemma4 ? 1.0f : gemma23 ? gemma2_gguf_attention_scale(c) : 0.0f;
   return c.embedding_multiplier == ModelConfig::gemma_embedding_scale(c.dim) && c.residual_multiplier == 1.0f &&
          (c.attention_multiplier == attention || c.attention_multiplier == 0.0f) && c.logits_scaling == 1.0f;
 }
@@ -62,6 +63,111 @@ int32_t token_id(const GgufFile& f, const char* k, int32_t fallback) {
   return static_cast<int32_t>(*v);
 }
 
+// A key holding one number or one per layer (llama.cpp's get_key_or_arr): the per-layer values.
+std::vector<int64_t> per_layer_ints(const GgufFile& f, const std::string& k, int64_t n_layers) {
+  const GgufValue* v = f.find(k);
+  if (!v) throw_input_error("{}: missing metadata key {}", f.source(), k);
+  if (const auto* items = v->as_array()) {
+    if (static_cast<int64_t>(items->size()) != n_layers)
+      throw_input_error("{}: metadata key {} lists {} values for {} layers", f.source(), k, items->size(), n_layers);
+    std::vector<int64_t> out;
+    for (int32_t x : f.get_int_array(k)) out.push_back(x);
+    if (static_cast<int64_t>(out.size()) != n_layers)
+      throw_input_error("{}: metadata key {} must list integers", f.source(), k);
+    return out;
+  }
+  return std::vector<int64_t>(static_cast<size_t>(n_layers), f.require_int(k));
+}
+
+// llama.cpp's gemma4 keys (conversion: Gemma4Model): head sizes of the full-attention layers
+// (key_length) and the sliding ones (key_length_swa), a per-layer sliding pattern, KV heads and
+// MLP widths per layer where they differ, the shared-KV count, the per-layer embedding width.
+// Attention scale 1, no norm offset. The proportional rope comes as the rope_freqs tensor (the
+// loader reads it).
+void read_gemma4_keys(const GgufFile& f, const std::string& arch, ModelConfig& c) {
+  c.sandwich_norms = c.v_norm = c.layer_scalars = c.wide_kv_cache = true;
+  c.attention_multiplier = 1.0f;
+  c.final_logit_softcap = static_cast<float>(f.get_number(key(arch, "final_logit_softcapping")).value_or(0.0));
+  c.sliding_window = f.require_int(key(arch, "attention.sliding_window"));
+  const GgufValue* pattern = f.find(key(arch, "attention.sliding_window_pattern"));
+  if (!pattern || !pattern->as_array() || static_cast<int64_t>(pattern->as_array()->size()) != c.n_layers)
+    throw_input_error("{}: metadata key {} must list one boolean per layer ({})", f.source(),
+                      key(arch, "attention.sliding_window_pattern"), c.n_layers);
+  c.sliding_layers.clear();
+  for (const GgufValue& b : *pattern->as_array()) {
+    const bool* flag = std::get_if<bool>(&b.data);
+    if (!flag) throw_input_error("{}: {} holds a non-boolean", f.source(), key(arch, "attention.sliding_window_pattern"));
+    c.sliding_layers.push_back(*flag ? 1 : 0);
+  }
+  c.head_dim = f.require_int(key(arch, "attention.key_length_swa"));
+  const int64_t global = f.require_int(key(arch, "attention.key_length"));
+  c.global_head_dim = global == c.head_dim ? 0 : global;
+  c.rope_local_theta = static_cast<float>(f.get_number(key(arch, "rope.freq_base_swa")).value_or(10000.0));
+  c.kv_shared_layers = f.get_int(key(arch, "attention.shared_kv_layers")).value_or(0);
+  c.ple_dim = f.get_int(key(arch, "embedding_length_per_layer_input")).value_or(0);
+  if (c.ple_dim > 0) {
+    const GgufTensorInfo* t = f.find_tensor("per_layer_token_embd.weight");
+    if (!t || t->ne.size() != 2) throw_input_error("{}: missing tensor per_layer_token_embd.weight", f.source());
+    c.ple_vocab = static_cast<int64_t>(t->ne[1]);
+  }
+  // Per-layer KV heads and MLP widths: the sliding layers' value, the global layers' own, the
+  // shared layers' double where use_double_wide_mlp made them so.
+  const auto kv = per_layer_ints(f, key(arch, "attention.head_count_kv"), c.n_layers);
+  const auto ff = per_layer_ints(f, key(arch, "feed_forward_length"), c.n_layers);
+  c.ffn_dim = ff[0];
+  c.n_kv_heads = c.global_kv_heads = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    int64_t& slot = c.layer_slides(l) ? c.n_kv_heads : c.global_kv_heads;
+    if (slot != 0 && slot != kv[static_cast<size_t>(l)])
+      throw_input_error("{}: {} differs within the {} layers (layer {})", f.source(), key(arch, "attention.head_count_kv"),
+                        c.layer_slides(l) ? "sliding" : "full-attention", l);
+    slot = kv[static_cast<size_t>(l)];
+  }
+  if (c.n_kv_heads == 0) c.n_kv_heads = c.global_kv_heads;
+  if (c.global_kv_heads == c.n_kv_heads) c.global_kv_heads = 0;
+  c.wide_shared_mlp = c.kv_shared_layers > 0 && ff.back() == 2 * c.ffn_dim;
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (ff[static_cast<size_t>(l)] != c.layer_ffn_dim(l))
+      throw_input_error("{}: {}[{}] = {} (expected {}: the shared-KV layers double or none)", f.source(),
+                        key(arch, "feed_forward_length"), l, ff[static_cast<size_t>(l)], c.layer_ffn_dim(l));
+  // attention_k_eq_v: the global layers carry no attn_v (their values are their keys).
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (!c.layer_slides(l) && l < c.n_layers - c.kv_shared_layers) {
+      c.kv_from_k = f.find_tensor(fmt::format("blk.{}.attn_v.weight", l)) == nullptr;
+      break;
+    }
+}
+
+void write_gemma4_keys(GgufWriter& w, const std::string& arch, const ModelConfig& c) {
+  auto u32 = [](int64_t v) { return GgufValue::u32(static_cast<uint32_t>(v)); };
+  auto per_layer = [&](auto value) {
+    std::vector<GgufValue> items;
+    for (int64_t l = 0; l < c.n_layers; ++l) items.push_back(u32(value(l)));
+    return GgufValue::array(GgufValueType::kUint32, std::move(items));
+  };
+  int64_t global = c.head_dim;
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (!c.layer_slides(l)) global = c.layer_head_dim(l);
+  w.set(key(arch, "attention.key_length"), u32(global));
+  w.set(key(arch, "attention.value_length"), u32(global));
+  w.set(key(arch, "attention.key_length_swa"), u32(c.head_dim));
+  w.set(key(arch, "attention.value_length_swa"), u32(c.head_dim));
+  w.set(key(arch, "rope.dimension_count"), u32(global));
+  w.set(key(arch, "rope.dimension_count_swa"), u32(c.rotary_dims()));
+  w.set(key(arch, "rope.freq_base_swa"), GgufValue::f32(c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta));
+  w.set(key(arch, "attention.sliding_window"), u32(c.sliding_window));
+  std::vector<GgufValue> pattern;
+  for (int64_t l = 0; l < c.n_layers; ++l) pattern.push_back(GgufValue::boolean(c.layer_slides(l)));
+  w.set(key(arch, "attention.sliding_window_pattern"), GgufValue::array(GgufValueType::kBool, std::move(pattern)));
+  w.set(key(arch, "attention.shared_kv_layers"), u32(c.kv_shared_layers));
+  w.set(key(arch, "embedding_length_per_layer_input"), u32(c.ple_dim));
+  if (c.final_logit_softcap > 0.0f) w.set(key(arch, "final_logit_softcapping"), GgufValue::f32(c.final_logit_softcap));
+  if (c.global_kv_heads > 0) w.set(key(arch, "attention.head_count_kv"), per_layer([&](int64_t l) { return c.layer_kv_heads(l); }));
+  if (c.wide_shared_mlp) w.set(key(arch, "feed_forward_length"), per_layer([&](int64_t l) { return c.layer_ffn_dim(l); }));
+  if (!c.v_norm || !c.layer_scalars || !c.sandwich_norms)
+    throw_input_error("GGUF: llama.cpp's gemma4 always has value norms, layer scalars and norms around both blocks");
+}
+
 }  // namespace
 
 ModelConfig gguf_read_config(const GgufFile& f) {
@@ -77,15 +183,16 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     if (v <= 0) throw_input_error("{}: metadata key {} must be positive, got {}", f.source(), k, v);
     return v;
   };
+  const bool gemma4 = c.arch == Architecture::kGemma4;  // per-layer arrays: read_gemma4_keys
   c.dim = positive(key(arch, "embedding_length"));
   c.n_layers = positive(key(arch, "block_count"));
-  c.ffn_dim = positive(key(arch, "feed_forward_length"));
+  if (!gemma4) c.ffn_dim = positive(key(arch, "feed_forward_length"));
   c.n_heads = positive(key(arch, "attention.head_count"));
-  c.n_kv_heads = f.get_int(key(arch, "attention.head_count_kv")).value_or(c.n_heads);
+  if (!gemma4) c.n_kv_heads = f.get_int(key(arch, "attention.head_count_kv")).value_or(c.n_heads);
   c.max_positions = f.get_int(key(arch, "context_length")).value_or(2048);
   c.head_dim = f.get_int(key(arch, "attention.key_length")).value_or(c.dim / c.n_heads);
   // Fewer rotary dims than the head has: partial rotary (phi-4-mini).
-  if (auto rot = f.get_int(key(arch, "rope.dimension_count")); rot && *rot != c.head_dim) {
+  if (auto rot = f.get_int(key(arch, "rope.dimension_count")); rot && *rot != c.head_dim && !gemma4) {
     if (*rot <= 0 || *rot > c.head_dim || *rot % 2 != 0)
       throw_input_error("{}: {} = {} must be even and at most the head dimension {}", f.source(),
                         key(arch, "rope.dimension_count"), *rot, c.head_dim);
@@ -118,10 +225,11 @@ ModelConfig gguf_read_config(const GgufFile& f) {
     c.logits_scaling = number("logit_scale");
   }
   const bool gemma23 = c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3;
-  if (c.arch == Architecture::kGemma || gemma23) {  // GeGLU, embeddings times sqrt(dim)
+  if (c.arch == Architecture::kGemma || gemma23 || gemma4) {  // GeGLU, embeddings times sqrt(dim)
     c.ffn_activation = FfnActivation::kGeluTanh;
     c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
   }
+  if (gemma4) read_gemma4_keys(f, arch, c);
   if (gemma23) {
     c.sandwich_norms = true;
     c.attn_logit_softcap = static_cast<float>(f.get_number(key(arch, "attn_logit_softcapping")).value_or(0.0));
@@ -171,6 +279,7 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
   w.set(key(arch, "attention.layer_norm_rms_epsilon"), GgufValue::f32(c.norm_eps));
   w.set(key(arch, "vocab_size"), u32(c.vocab_size));
   w.set(key(arch, "rope.dimension_count"), u32(c.rotary_dims()));
+  if (c.arch == Architecture::kGemma4) write_gemma4_keys(w, arch, c);
   if (c.long_rope.enabled()) {
     if (c.arch != Architecture::kPhi3) throw_input_error("GGUF: longrope is written for the phi3 architecture only");
     w.set(key(arch, "rope.scaling.original_context_length"), u32(c.long_rope.original_max_positions));
@@ -199,13 +308,14 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
     for (int64_t l = 0; l < c.n_layers; ++l)
       if (c.layer_slides(l) != gemma_gguf_layer_slides(c, l))
         throw_input_error("GGUF: llama.cpp fixes {}'s sliding layers; layer {} differs", arch, l);
-  } else if (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f ||
-             (!c.sliding_layers.empty() && c.arch != Architecture::kPhi3)) {
+  } else if (c.arch != Architecture::kGemma4 &&
+             (c.sandwich_norms || c.attn_logit_softcap > 0.0f || c.final_logit_softcap > 0.0f ||
+              (!c.sliding_layers.empty() && c.arch != Architecture::kPhi3))) {
     throw_input_error("GGUF: the {} architecture has no keys for norms after each block, soft-capping or sliding windows",
                       arch);
   }
   if (c.ffn_activation != FfnActivation::kSilu && c.arch != Architecture::kGemma && c.arch != Architecture::kGemma2 &&
-      c.arch != Architecture::kGemma3)
+      c.arch != Architecture::kGemma3 && c.arch != Architecture::kGemma4)
     throw_input_error("GGUF: the {} architecture's MLP is SwiGLU; the model's is GeGLU", arch);
   if (c.arch == Architecture::kSmolLM3) {
     for (int64_t l = 0; l < c.n_layers; ++l)
@@ -215,7 +325,7 @@ void gguf_write_config(GgufWriter& w, const ModelConfig& c) {
   } else if (!c.rope_layers.empty()) {
     throw_input_error("GGUF: the {} architecture cannot mark layers without rotary embedding", arch);
   }
-  if (c.head_dim * c.n_heads != c.dim) {
+  if (c.head_dim * c.n_heads != c.dim && c.arch != Architecture::kGemma4) {
     w.set(key(arch, "attention.key_length"), u32(c.head_dim));
     w.set(key(arch, "attention.value_length"), u32(c.head_dim));
   }

@@ -123,6 +123,91 @@ void read_long_rope(const ConfigReader& r, const ConfigReader& s, ModelConfig& c
   lr.attention_factor = static_cast<float>(s.get_number("attention_factor", fallback));
 }
 
+// Layer kinds from layer_types (sliding_attention / full_attention), or every `pattern`-th layer
+// full when the key is missing.
+void read_layer_types(const ConfigReader& r, ModelConfig& c, int64_t pattern) {
+  c.sliding_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 0);
+  const json* types = r.find("layer_types");
+  if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != c.n_layers))
+    throw_input_error("{}: key layer_types must list {} entries", r.source(), c.n_layers);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    if (!types) {
+      c.sliding_layers[static_cast<size_t>(l)] = (l + 1) % pattern != 0;
+      continue;
+    }
+    const json& t = (*types)[static_cast<size_t>(l)];
+    const std::string s = t.is_string() ? t.get<std::string>() : "";
+    if (s != "sliding_attention" && s != "full_attention")
+      throw_input_error("{}: layer_types[{}] = {} (valid: sliding_attention, full_attention)", r.source(), l, t.dump());
+    c.sliding_layers[static_cast<size_t>(l)] = s == "sliding_attention";
+  }
+}
+
+// Gemma4TextConfig, with its defaults where a key is missing. Features we do not build (MoE
+// blocks, bidirectional attention) are refused by name.
+void read_gemma4_fields(const ConfigReader& r, ModelConfig& c) {
+  const std::string& source = r.source();
+  if (r.get_bool("enable_moe_block", false))
+    throw_input_error("{}: enable_moe_block = true is not supported (gemma4's mixture-of-experts blocks)", source);
+  if (const json* b = r.find("use_bidirectional_attention"))
+    throw_input_error("{}: use_bidirectional_attention = {} is not supported (a causal decoder; valid: null)", source,
+                      b->dump());
+  if (r.get_bool("attention_bias", false)) throw_input_error("{}: attention_bias = true is not supported for gemma4", source);
+  c.sandwich_norms = true;
+  c.attention_multiplier = 1.0f;  // Gemma4TextAttention.scaling
+  c.final_logit_softcap = static_cast<float>(r.get_number("final_logit_softcapping", 0.0));
+  c.sliding_window = r.get_int("sliding_window", 512);
+  read_layer_types(r, c, 6);
+  if (c.n_layers > 0) c.sliding_layers.back() = 0;  // transformers forces the last layer global
+  c.kv_shared_layers = r.get_int("num_kv_shared_layers", 0);
+  c.kv_from_k = r.get_bool("attention_k_eq_v", false);
+  c.wide_shared_mlp = r.get_bool("use_double_wide_mlp", false);
+  c.v_norm = c.layer_scalars = c.wide_kv_cache = true;
+  c.ple_dim = r.get_int("hidden_size_per_layer_input", 256);
+  c.ple_vocab = c.ple_dim > 0 ? r.get_int("vocab_size_per_layer_input", 262144) : 0;
+  // The global layers' head size and KV heads: per_layer_config (what transformers 5.24 writes),
+  // or global_head_dim (default 512) and num_global_key_value_heads (read only with
+  // attention_k_eq_v, as transformers does).
+  if (const json* per_layer = r.find("per_layer_config")) {
+    if (!per_layer->is_object()) throw_input_error("{}: per_layer_config must be an object", source);
+    for (auto it = per_layer->begin(); it != per_layer->end(); ++it) {
+      int64_t l = -1;
+      try {
+        size_t used = 0;
+        l = std::stoll(it.key(), &used);
+        if (used != it.key().size()) l = -1;
+      } catch (const std::exception&) {
+      }
+      if (l < 0 || l >= c.n_layers || !it.value().is_object())
+        throw_input_error("{}: per_layer_config key '{}' is not a layer index below {} with an object", source, it.key(),
+                          c.n_layers);
+      const ConfigReader e(it.value(), source + " per_layer_config." + it.key());
+      for (auto f = it.value().begin(); f != it.value().end(); ++f)
+        if (f.key() != "head_dim" && f.key() != "num_key_value_heads")
+          throw_input_error("{}: per_layer_config.{}.{} is not supported (supported: head_dim, num_key_value_heads)",
+                            source, it.key(), f.key());
+      if (c.layer_slides(l))
+        throw_input_error("{}: per_layer_config.{} overrides a sliding layer (only full-attention layers may differ)",
+                          source, it.key());
+      const int64_t hd = e.get_int("head_dim", c.head_dim), kv = e.get_int("num_key_value_heads", c.n_kv_heads);
+      if ((c.global_head_dim > 0 && hd != c.global_head_dim) || (c.global_kv_heads > 0 && kv != c.global_kv_heads))
+        throw_input_error("{}: per_layer_config gives the full-attention layers different sizes (layer {}: head_dim {}, "
+                          "num_key_value_heads {})", source, l, hd, kv);
+      c.global_head_dim = hd;
+      c.global_kv_heads = kv;
+    }
+    for (int64_t l = 0; l < c.n_layers; ++l)
+      if (!c.layer_slides(l) && !per_layer->contains(std::to_string(l)) && c.global_head_dim > 0 &&
+          (c.global_head_dim != c.head_dim || c.global_kv_heads != c.n_kv_heads))
+        throw_input_error("{}: per_layer_config has no entry for full-attention layer {}", source, l);
+  } else {
+    c.global_head_dim = r.get_int("global_head_dim", 512);
+    c.global_kv_heads = c.kv_from_k ? r.get_int("num_global_key_value_heads", c.n_kv_heads) : c.n_kv_heads;
+  }
+  if (c.global_head_dim == c.head_dim) c.global_head_dim = 0;
+  if (c.global_kv_heads == c.n_kv_heads) c.global_kv_heads = 0;
+}
+
 void read_family_fields(const ConfigReader& r, ModelConfig& c) {
   switch (c.arch) {
     case Architecture::kLlama:
@@ -149,23 +234,12 @@ void read_family_fields(const ConfigReader& r, ModelConfig& c) {
       if (pattern <= 0) throw_input_error("{}: sliding_window_pattern must be positive, got {}", r.source(), pattern);
       if (!g2 && r.get_bool("use_bidirectional_attention", false))
         throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
-      c.sliding_layers.assign(static_cast<size_t>(std::max<int64_t>(c.n_layers, 0)), 0);
-      const json* types = r.find("layer_types");
-      if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != c.n_layers))
-        throw_input_error("{}: key layer_types must list {} entries", r.source(), c.n_layers);
-      for (int64_t l = 0; l < c.n_layers; ++l) {
-        if (!types) {
-          c.sliding_layers[static_cast<size_t>(l)] = (l + 1) % pattern != 0;  // gemma2: every even layer slides
-          continue;
-        }
-        const json& t = (*types)[static_cast<size_t>(l)];
-        const std::string s = t.is_string() ? t.get<std::string>() : "";
-        if (s != "sliding_attention" && s != "full_attention")
-          throw_input_error("{}: layer_types[{}] = {} (valid: sliding_attention, full_attention)", r.source(), l, t.dump());
-        c.sliding_layers[static_cast<size_t>(l)] = s == "sliding_attention";
-      }
+      read_layer_types(r, c, pattern);  // gemma2: every even layer slides
       return;
     }
+    case Architecture::kGemma4:
+      read_gemma4_fields(r, c);
+      return;
     case Architecture::kGemma:
       if (r.get_bool("use_bidirectional_attention", false))
         throw_input_error("{}: use_bidirectional_attention = true is not supported (a causal decoder)", r.source());
@@ -269,6 +343,37 @@ std::string codegen_config_json(const ModelConfig& c) {
   return j.dump(2) + "\n";
 }
 
+// Gemma4TextConfig's keys for what read_gemma4_fields reads, as transformers 5.24 writes them
+// (per_layer_config for the full-attention layers' sizes).
+void write_gemma4_fields(const ModelConfig& c, json& j) {
+  j["hidden_activation"] = "gelu_pytorch_tanh";
+  j.erase("hidden_act");
+  j["final_logit_softcapping"] = c.final_logit_softcap > 0.0f ? json(tidy(c.final_logit_softcap)) : json(nullptr);
+  j["sliding_window"] = c.sliding_window;
+  std::vector<std::string> types;
+  for (int64_t l = 0; l < c.n_layers; ++l) types.push_back(c.layer_slides(l) ? "sliding_attention" : "full_attention");
+  j["layer_types"] = types;
+  json full = {{"rope_type", "default"}, {"rope_theta", tidy(c.rope_theta)}};
+  if (c.global_rope_fraction > 0.0f)
+    full = {{"rope_type", "proportional"}, {"partial_rotary_factor", tidy(c.global_rope_fraction)}, {"rope_theta", tidy(c.rope_theta)}};
+  const float local = c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta;
+  j["rope_parameters"] = {{"full_attention", full},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", tidy(local)}}}};
+  j.erase("rope_theta");
+  json per_layer = json::object();
+  for (int64_t l = 0; l < c.n_layers; ++l)
+    if (!c.layer_slides(l))
+      per_layer[std::to_string(l)] = {{"head_dim", c.layer_head_dim(l)}, {"num_key_value_heads", c.layer_kv_heads(l)}};
+  j["per_layer_config"] = per_layer;
+  j["num_kv_shared_layers"] = c.kv_shared_layers;
+  j["attention_k_eq_v"] = c.kv_from_k;
+  j["use_double_wide_mlp"] = c.wide_shared_mlp;
+  j["enable_moe_block"] = false;
+  j["use_bidirectional_attention"] = nullptr;
+  j["hidden_size_per_layer_input"] = c.ple_dim;
+  j["vocab_size_per_layer_input"] = c.ple_dim > 0 ? c.ple_vocab : c.vocab_size;
+}
+
 }  // namespace
 
 ModelConfig read_hf_config(const std::filesystem::path& config_json) {
@@ -297,6 +402,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   c.head_dim = r.get_int("head_dim", c.arch == Architecture::kQwen3    ? 128
                                      : c.arch == Architecture::kGemma2 ? 256
                                      : c.arch == Architecture::kGemma3 ? 256
+                                     : c.arch == Architecture::kGemma4 ? 256
                                      : c.n_heads > 0                   ? c.dim / c.n_heads
                                                                        : 0);
   c.ffn_dim = r.require_int("intermediate_size");
@@ -307,7 +413,9 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   const json* rope_parameters = r.find("rope_parameters");
   if (rope_parameters && !rope_parameters->is_object())
     throw_input_error("{}: rope_parameters must be an object", source);
-  double theta = c.arch == Architecture::kGemma3 ? 1e6 : 10000.0;
+  const bool gemma4 = c.arch == Architecture::kGemma4;
+  double theta = c.arch == Architecture::kGemma3 || gemma4 ? 1e6 : 10000.0;
+  double global_fraction = 0.0;  // gemma4's proportional rope on the full-attention layers
   // Gemma 3 keys its rope by layer type: rope_parameters {full_attention: {...}, sliding_attention:
   // {...}} (transformers 5), or rope_theta and rope_local_base_freq (4.x).
   const json* full_rope = rope_parameters ? ConfigReader(*rope_parameters, source).find("full_attention") : nullptr;
@@ -317,9 +425,22 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
       throw_input_error("{}: rope_parameters by layer type needs full_attention and sliding_attention objects", source);
     for (const json* p : {full_rope, local_rope}) {
       const json* type = ConfigReader(*p, source).find("rope_type");
-      if (type && (!type->is_string() || type->get<std::string>() != "default"))
-        throw_input_error("{}: rope_parameters rope_type {} is not supported by layer type (supported: default)",
-                          source, type->dump());
+      const std::string t = type && type->is_string() ? type->get<std::string>() : "default";
+      // Gemma 4 rotates its full-attention layers "proportionally" (a leading part of each half).
+      const bool proportional = gemma4 && p == full_rope && t == "proportional";
+      if (!proportional && (!type || !type->is_string() || t != "default") && type)
+        throw_input_error("{}: rope_parameters rope_type {} is not supported by layer type (supported: default{})",
+                          source, type->dump(), gemma4 ? ", proportional on full_attention" : "");
+      if (proportional) {
+        const ConfigReader pr(*p, source + " rope_parameters.full_attention");
+        if (pr.get_number("factor", 1.0) != 1.0)
+          throw_input_error("{}: rope_parameters.full_attention.factor {} is not supported (valid: 1)", source,
+                            pr.get_number("factor", 1.0));
+        global_fraction = pr.get_number("partial_rotary_factor", 1.0);
+        if (!(global_fraction > 0.0 && global_fraction <= 1.0))
+          throw_input_error("{}: rope_parameters.full_attention.partial_rotary_factor {} must be in (0, 1]", source,
+                            global_fraction);
+      }
     }
     theta = ConfigReader(*full_rope, source + " rope_parameters.full_attention").get_number("rope_theta", theta);
     c.rope_local_theta = static_cast<float>(
@@ -327,8 +448,10 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   } else if (rope_parameters) {
     theta = ConfigReader(*rope_parameters, source + " rope_parameters").get_number("rope_theta", theta);
   }
-  if (c.arch == Architecture::kGemma3 && !full_rope)
+  if ((c.arch == Architecture::kGemma3 || gemma4) && !full_rope)
     c.rope_local_theta = static_cast<float>(r.get_number("rope_local_base_freq", 10000.0));
+  if (gemma4 && !rope_parameters) global_fraction = 0.25;  // Gemma4TextConfig's default rope_parameters
+  c.global_rope_fraction = static_cast<float>(global_fraction == 1.0 ? 0.0 : global_fraction);
   c.rope_theta = static_cast<float>(r.get_number("rope_theta", theta));
   c.norm_eps = static_cast<float>(r.get_number("rms_norm_eps", c.arch == Architecture::kPhi3  ? 1e-5
                                                                 : c.arch == Architecture::kGlm ? 1.5625e-07
@@ -336,7 +459,7 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   if (c.arch == Architecture::kGlm && !r.find("head_dim")) c.head_dim = 128;  // GlmConfig's default
   c.tied_embeddings = r.get_bool("tie_word_embeddings", c.arch == Architecture::kSmolLM3 ||
                                                             c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 ||
-                                                            c.arch == Architecture::kGemma3);
+                                                            c.arch == Architecture::kGemma3 || gemma4);
   c.bos_id = static_cast<int32_t>(r.get_token_id("bos_token_id", -1));
   c.eos_id = static_cast<int32_t>(r.get_token_id("eos_token_id", -1));
   const ArchitectureInfo& info = architecture_info(c.arch);
@@ -344,11 +467,11 @@ ModelConfig read_hf_config(const std::filesystem::path& config_json) {
   c.qk_norm = info.qk_norm;
   if (c.arch == Architecture::kGlm && !r.get_bool("attention_bias", true))
     throw_input_error("{}: attention_bias = false is not supported for glm", source);
-  if (c.arch != Architecture::kQwen2 && c.arch != Architecture::kGlm && r.get_bool("attention_bias", false))
+  if (c.arch != Architecture::kQwen2 && c.arch != Architecture::kGlm && !gemma4 && r.get_bool("attention_bias", false))
     throw_input_error("{}: attention_bias = true is not supported for {}", source, info.name);
   read_family_fields(r, c);
   if (r.get_bool("mlp_bias", false)) throw_input_error("{}: mlp_bias = true is not supported", source);
-  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3) {
+  if (c.arch == Architecture::kGemma || c.arch == Architecture::kGemma2 || c.arch == Architecture::kGemma3 || gemma4) {
     // GemmaConfig runs every "gelu" spelling as the tanh form (hidden_activation, or hidden_act).
     const json* act = r.find("hidden_activation");
     if (!act) act = r.find("hidden_act");
@@ -449,6 +572,7 @@ std::string hf_config_json(const ModelConfig& c) {
     for (int64_t l = 0; l < c.n_layers; ++l) types.push_back(c.layer_slides(l) ? "sliding_attention" : "full_attention");
     j["layer_types"] = types;
   }
+  if (c.arch == Architecture::kGemma4) write_gemma4_fields(c, j);
   if (c.long_rope.enabled()) {
     auto doubles = [](const std::vector<float>& v) {
       std::vector<double> out;
@@ -466,8 +590,8 @@ std::string hf_config_json(const ModelConfig& c) {
                          {"low_freq_factor", tidy(c.rope_scaling.low_freq_factor)},
                          {"high_freq_factor", tidy(c.rope_scaling.high_freq_factor)},
                          {"original_max_position_embeddings", c.rope_scaling.original_max_positions}};
-  } else {
-    j["rope_scaling"] = nullptr;
+  } else if (c.arch != Architecture::kGemma4) {  // gemma4: rope_parameters by layer type (transformers 5 reads
+    j["rope_scaling"] = nullptr;                   // a null rope_scaling as "no rope parameters")
   }
   if (!c.name.empty()) j["_name_or_path"] = c.name;
   return j.dump(2) + "\n";

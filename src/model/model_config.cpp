@@ -24,6 +24,8 @@ constexpr ArchitectureInfo kArchitectures[] = {
     {.arch = A::kGemma2, .name = "gemma2", .hf_class = "Gemma2ForCausalLM", .gguf_name = "gemma2", .hf_norm_offset = true},
     {.arch = A::kGemma3, .name = "gemma3_text", .hf_class = "Gemma3ForCausalLM", .gguf_name = "gemma3", .qk_norm = true,
      .hf_norm_offset = true},
+    // Gemma 4's text decoder: plain norm weights (no 1 + w, in GGUF too), q/k norms.
+    {.arch = A::kGemma4, .name = "gemma4_text", .hf_class = "Gemma4ForCausalLM", .gguf_name = "gemma4", .qk_norm = true},
     // llama.cpp converts GlmForCausalLM as "chatglm"; both keep GLM's interleaved rotary rows.
     {.arch = A::kGlm, .name = "glm", .hf_class = "GlmForCausalLM", .gguf_name = "chatglm", .gguf_interleaved_qk = true,
      .hf_interleaved_qk = true, .qkv_bias = true, .fused = FusedProjections::kGateUp},
@@ -65,6 +67,13 @@ void set_codegen_features(ModelConfig& c) {
   c.gated_ffn = false;
   c.ffn_activation = FfnActivation::kGeluTanh;
   c.n_kv_heads = c.n_heads;
+}
+
+int64_t ModelConfig::kv_source(int64_t layer) const {
+  if (layer_has_kv(layer)) return layer;
+  for (int64_t l = kv_layers() - 1; l >= 0; --l)
+    if (layer_slides(l) == layer_slides(layer)) return l;
+  throw_failure("internal: layer {} has no earlier layer of its kind to share keys and values with", layer);
 }
 
 float ModelConfig::attention_scale() const {
@@ -116,6 +125,27 @@ void ModelConfig::validate(std::string_view source) const {
   if (!(std::isfinite(attention_multiplier) && attention_multiplier >= 0.0f))
     throw_input_error("{}: attention_multiplier must be positive, got {}", source, attention_multiplier);
   if (parallel_blocks && sandwich_norms) throw_input_error("{}: parallel blocks with sandwich norms", source);
+  if (global_head_dim < 0 || global_head_dim % 2 != 0)
+    throw_input_error("{}: global_head_dim ({}) must be even", source, global_head_dim);
+  if (global_kv_heads < 0 || (global_kv_heads > 0 && n_heads % global_kv_heads != 0))
+    throw_input_error("{}: n_heads ({}) is not a multiple of the global layers' KV heads ({})", source, n_heads,
+                      global_kv_heads);
+  if (!(global_rope_fraction >= 0.0f && global_rope_fraction <= 1.0f))
+    throw_input_error("{}: partial_rotary_factor of the full-attention layers ({}) must be in (0, 1]", source,
+                      global_rope_fraction);
+  if (kv_shared_layers < 0 || kv_shared_layers >= n_layers)
+    throw_input_error("{}: num_kv_shared_layers ({}) must be below the number of layers ({})", source, kv_shared_layers,
+                      n_layers);
+  for (int64_t l = kv_layers(); l < n_layers; ++l) {  // each shared layer needs an earlier layer of its kind
+    bool found = false;
+    for (int64_t k = 0; k < kv_layers() && !found; ++k) found = layer_slides(k) == layer_slides(l);
+    if (!found)
+      throw_input_error("{}: layer {} shares keys and values, but no layer before the {} shared ones is {}", source, l,
+                        kv_shared_layers, layer_slides(l) ? "sliding" : "full-attention");
+  }
+  if (ple_dim < 0 || ple_vocab < 0 || (ple_dim > 0 && ple_vocab == 0))
+    throw_input_error("{}: per-layer embeddings need hidden_size_per_layer_input and vocab_size_per_layer_input > 0",
+                      source);
   if (bos_id >= vocab_size || eos_id >= vocab_size)
     throw_input_error("{}: bos/eos id ({}/{}) outside the vocabulary of {}", source, bos_id, eos_id, vocab_size);
 }

@@ -12,7 +12,7 @@
 
 namespace genai {
 
-enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3, kGlm, kCodeGen };
+enum class Architecture { kLlama, kQwen2, kQwen3, kGranite, kSmolLM3, kPhi3, kGemma, kGemma2, kGemma3, kGemma4, kGlm, kCodeGen };
 
 // Which projections a family's checkpoints store stacked (loaders split them, writers stack).
 // kGroupedQvk: CodeGen's qkv_proj, four groups of rows, each [q; v; k] slices of one quarter of
@@ -109,6 +109,29 @@ struct ModelConfig {
   bool gated_ffn = true;
   bool mlp_bias = false;
   bool lm_head_bias = false;
+  // Gemma 4: the full-attention (global) layers have their own head size and KV head count, and
+  // rotate "proportionally": of each head's head_dim / 2 frequency pairs only the leading
+  // global_rope_fraction rotate, at theta^(-2i / head_dim); the rest keep angle 0 (0: the whole
+  // head, as everywhere else). The last kv_shared_layers layers compute no keys or values: each
+  // reads those of the last earlier layer of its own kind (sliding or global), and with
+  // wide_shared_mlp their MLP is twice as wide. kv_from_k: a global layer's values are its key
+  // projection (no v_proj). v_norm: a weightless RMS norm over each value head. layer_scalars:
+  // each layer's output times its scalar (layers.N.layer_scalar). ple_dim > 0: per-layer
+  // embeddings: a second token table [ple_vocab, n_layers * ple_dim] plus a projection of the
+  // embeddings give every layer a ple_dim input, gated into its output.
+  int64_t global_head_dim = 0;  // 0: head_dim
+  int64_t global_kv_heads = 0;  // 0: n_kv_heads
+  float global_rope_fraction = 0.0f;
+  int64_t kv_shared_layers = 0;
+  bool wide_shared_mlp = false;
+  bool kv_from_k = false;
+  bool v_norm = false;
+  bool layer_scalars = false;
+  int64_t ple_dim = 0;
+  int64_t ple_vocab = 0;
+  // The KV cache stays 16-bit under every integer recipe (gemma4, as upstream's recipe for it:
+  // attention unscaled over normalized q and k turns 8-bit keys' steps into large score errors).
+  bool wide_kv_cache = false;
   int64_t max_positions = 2048;
   int32_t bos_id = 1;
   int32_t eos_id = 2;
@@ -122,12 +145,33 @@ struct ModelConfig {
   }
   float attention_scale() const;  // attention_multiplier, or 1 / sqrt(head_dim)
   int64_t rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
-  // Layers whose rope has its own base (gemma3's sliding layers).
+  // Layers whose rope has its own tables: gemma3's sliding layers (their own base), gemma4's
+  // sliding layers (their own base and head size; the global layers rotate proportionally).
   bool layer_uses_local_rope(int64_t layer) const {
-    return rope_local_theta > 0.0f && rope_local_theta != rope_theta && layer_slides(layer);
+    const bool own = (rope_local_theta > 0.0f && rope_local_theta != rope_theta) || global_head_dim > 0 ||
+                     global_rope_fraction > 0.0f;
+    return own && layer_slides(layer);
   }
+  // The rope width of the layers that are not local: the global layers' head size where it differs.
+  int64_t global_rotary_dims() const { return global_head_dim > 0 ? global_head_dim : rotary_dims(); }
   // Gemma's embedding scale: sqrt(dim) rounded to float32, as transformers' normalizer.
   static float gemma_embedding_scale(int64_t dim) { return static_cast<float>(std::sqrt(static_cast<double>(dim))); }
+  // Per-layer sizes (Gemma 4's global layers differ; every other family is uniform).
+  int64_t layer_head_dim(int64_t layer) const {
+    return global_head_dim > 0 && !layer_slides(layer) ? global_head_dim : head_dim;
+  }
+  int64_t layer_kv_heads(int64_t layer) const {
+    return global_kv_heads > 0 && !layer_slides(layer) ? global_kv_heads : n_kv_heads;
+  }
+  int64_t layer_ffn_dim(int64_t layer) const { return wide_shared_mlp && !layer_has_kv(layer) ? 2 * ffn_dim : ffn_dim; }
+  bool layer_has_kv(int64_t layer) const { return layer < kv_layers(); }
+  int64_t kv_layers() const { return n_layers - kv_shared_layers; }  // layers with their own keys and values
+  // The layer whose keys and values `layer` attends over: itself, or for a shared layer the last
+  // layer with its own KV of the same kind (sliding or not).
+  int64_t kv_source(int64_t layer) const;
+  bool layer_values_from_keys(int64_t layer) const { return kv_from_k && !layer_slides(layer); }
+  // Whether the config has features only the Gemma 4 path builds (the graphs' uniform-KV forms refuse them).
+  bool has_per_layer_kv() const { return global_head_dim > 0 || global_kv_heads > 0 || kv_shared_layers > 0; }
   bool has_scalings() const {
     return embedding_multiplier != 1.0f || residual_multiplier != 1.0f || attention_multiplier != 0.0f ||
            logits_scaling != 1.0f;

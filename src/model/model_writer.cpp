@@ -11,6 +11,7 @@
 #include "formats/llama2c_file.h"
 #include "formats/safetensors_file.h"
 #include "model/hf_config.h"
+#include "model/reference_decoder.h"
 #include "model/rope_scaling.h"
 #include "model/rotary_layout.h"
 #include "tokenizer/tokenizer_bin.h"
@@ -77,6 +78,13 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
   if (config.rope_scaling.enabled())
     w.add_tensor_f32("rope_freqs.weight", GgmlType::kF32, {config.head_dim / 2},
                      llama3_rope_freq_factors(config.rope_scaling, config.rope_theta, config.head_dim));
+  if (config.arch == Architecture::kGemma4 && config.global_rope_fraction > 0.0f) {
+    // llama.cpp's form of the proportional rope: factor 1 where a pair rotates, 1e30 (angle 0) where not.
+    const std::vector<float> inv = rope_inv_freq(config);
+    std::vector<float> factors;
+    for (float f : inv) factors.push_back(f > 0.0f ? 1.0f : 1e30f);
+    w.add_tensor_f32("rope_freqs.weight", GgmlType::kF32, {static_cast<int64_t>(factors.size())}, factors);
+  }
   if (config.long_rope.enabled()) {
     const int64_t half = config.rotary_dims() / 2;
     w.add_tensor_f32("rope_factors_long.weight", GgmlType::kF32, {half}, config.long_rope.long_factor);

@@ -48,13 +48,20 @@ class ReferenceDecoder {
     Tensor q_norm, k_norm;              // undefined unless qk_norm
     Tensor w_gate, w_up, w_down;        // w_gate undefined unless gated_ffn
     Tensor b_up, b_down;                // undefined unless mlp_bias
-    std::vector<float> k_cache, v_cache;  // [position, n_kv_heads * head_dim]
+    Tensor ple_gate, ple_proj, ple_norm;  // undefined unless per-layer embeddings
+    float scalar = 1.0f;                  // layer_scalar (gemma4)
+    int64_t head_dim = 0, kv_heads = 0, ffn_dim = 0;
+    std::vector<float> k_cache, v_cache;  // [position, kv_heads * head_dim]; empty when shared
   };
 
   // Hidden states after the final norm for `tokens`, row-major [n, dim].
   std::vector<float> run_layers(std::span<const int32_t> tokens);
-  void attention(Layer& layer, bool slides, const std::vector<float>& q, int64_t n, std::vector<float>& out) const;
-  void apply_rope(float* vec, int64_t n_heads, int64_t pos, int64_t seq_len, bool local) const;
+  // `kv`: the layer whose cache holds the keys and values (itself, or the one it shares).
+  void attention(const Layer& layer, const Layer& kv, bool slides, const std::vector<float>& q, int64_t n,
+                 std::vector<float>& out) const;
+  void apply_rope(float* vec, int64_t n_heads, int64_t head_dim, int64_t pos, int64_t seq_len, bool local) const;
+  // Gemma 4's per-layer inputs [n, n_layers * ple_dim] of the tokens and their scaled embeddings.
+  std::vector<float> per_layer_inputs(std::span<const int32_t> tokens, const std::vector<float>& embeds) const;
   void scale_logits(std::vector<float>& logits) const;
   // The family's norm of n rows: RMSNorm, or LayerNorm with `bias`; out may alias in.
   void norm(const float* in, int64_t n, int64_t width, const Tensor& weight, const Tensor& bias, float* out) const;
@@ -62,9 +69,10 @@ class ReferenceDecoder {
 
   ModelConfig config_;
   Tensor embed_, final_norm_, final_norm_bias_, head_, head_bias_;
+  Tensor ple_table_, ple_projection_, ple_projection_norm_;  // undefined unless per-layer embeddings
   std::vector<Layer> layers_;
   std::vector<float> inv_freq_, long_inv_freq_;  // long: longrope past the original context
-  std::vector<float> local_inv_freq_;            // gemma3's sliding layers
+  std::vector<float> local_inv_freq_;            // gemma3's / gemma4's sliding layers
   int64_t position_ = 0;
 };
 

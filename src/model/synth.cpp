@@ -47,11 +47,38 @@ void set_phi4_mini_rope(ModelConfig& c) {
       static_cast<float>(std::sqrt(1.0 + std::log(2.0) / std::log(static_cast<double>(c.long_rope.original_max_positions))));
 }
 
+void set_gemma4_features(ModelConfig& c) {
+  // Gemma 4 E2B's layout at the shape's size: every third layer global (head twice as wide,
+  // rotating proportionally over a quarter of each half), the last third of the layers sharing
+  // the keys and values of the last earlier layer of their kind with double-wide MLPs,
+  // per-layer embeddings of about dim / 6, soft-capped logits.
+  c.n_layers = std::max<int64_t>(c.n_layers, 6);  // so that even "tiny" has a shared layer of each kind
+  c.ffn_activation = FfnActivation::kGeluTanh;
+  c.embedding_multiplier = ModelConfig::gemma_embedding_scale(c.dim);
+  c.tied_embeddings = true;
+  c.sandwich_norms = true;
+  c.attention_multiplier = 1.0f;
+  c.final_logit_softcap = 30.0f;
+  c.sliding_window = c.max_positions;
+  c.sliding_layers.assign(static_cast<size_t>(c.n_layers), 0);
+  for (int64_t l = 0; l < c.n_layers; ++l) c.sliding_layers[static_cast<size_t>(l)] = (l + 1) % 3 != 0;
+  c.sliding_layers.back() = 0;
+  c.rope_theta = 1e6f;
+  c.rope_local_theta = 10000.0f;
+  c.global_head_dim = 2 * c.head_dim;
+  c.global_rope_fraction = 0.25f;
+  c.kv_shared_layers = c.n_layers / 3;
+  c.wide_shared_mlp = c.v_norm = c.layer_scalars = c.wide_kv_cache = true;
+  c.ple_dim = std::max<int64_t>(8, c.dim / 6 / 8 * 8);
+  c.ple_vocab = c.vocab_size;
+}
+
 std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "smollm2-135m", "llama3.2-1b"}; }
 
 ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   ModelConfig c;
-  const ArchitectureInfo* info = find_architecture(arch);  // HF's model_type, or llama.cpp's name
+  const ArchitectureInfo* info = find_architecture(arch);  // HF's model_type, its family name, or llama.cpp's name
+  if (!info) info = find_architecture(arch + "_text");    // gemma4 -> gemma4_text
   if (!info) info = find_gguf_architecture(arch);
   if (!info) throw_input_error("--arch: '{}' is not supported (supported: {})", arch, supported_architectures());
   c.arch = info->arch;
@@ -119,6 +146,7 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
       c.rope_local_theta = 10000.0f;
     }
   }
+  if (c.arch == Architecture::kGemma4) set_gemma4_features(c);
   c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;
   c.eos_id = 2;
@@ -133,13 +161,24 @@ Tensor synth_tensor(const WeightSpec& spec, uint64_t seed) {
   Tensor t = Tensor::zeros(DType::kF32, spec.shape);
   float* p = t.mutable_data<float>();
   const int64_t n = t.numel();
-  const bool norm = ends_with(spec.name, "norm.weight");
+  const bool norm = ends_with(spec.name, "norm.weight") || ends_with(spec.name, "layer_scalar");  // around 1
   for (int64_t i = 0; i < n; ++i) p[i] = (norm ? 1.0f : 0.0f) + 0.02f * rng.approx_normal();
   return t;
 }
 
-WeightSource synth_weights(const ModelConfig&, uint64_t seed) {
-  return {[seed](const WeightSpec& spec) { return synth_tensor(spec, seed); }};
+WeightSource synth_weights(const ModelConfig& config, uint64_t seed) {
+  // Unscaled attention over normalized q and k (gemma4: scale 1): q/k norm weights around
+  // head_dim^-1/4, as a trained model's keep the scores moderate; at 1 the random model's
+  // attention is near one-hot and amplifies every rounding by about 30 dB.
+  const bool unscaled = config.qk_norm && config.attention_multiplier == 1.0f;
+  return {[seed, unscaled](const WeightSpec& spec) {
+    Tensor t = synth_tensor(spec, seed);
+    if (unscaled && (ends_with(spec.name, "self_attn.q_norm.weight") || ends_with(spec.name, "self_attn.k_norm.weight"))) {
+      const float s = static_cast<float>(std::pow(static_cast<double>(spec.shape.at(0)), -0.25));
+      for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] *= s;
+    }
+    return t;
+  }};
 }
 
 SynthResult write_synth_model(const SynthRequest& r) {

@@ -27,6 +27,9 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch = "ll
 // Phi-4-mini's rotary layout scaled to `c`: 3/4 of each head rotates, longrope factors over an
 // original context of half of max_positions. Used by synth and by tests.
 void set_phi4_mini_rope(ModelConfig& c);
+// Gemma 4 E2B's features scaled to `c` (at least 6 layers; every third global, the last third
+// sharing keys and values, per-layer embeddings). Used by synth and by tests.
+void set_gemma4_features(ModelConfig& c);
 
 WeightSource synth_weights(const ModelConfig& config, uint64_t seed);
 Tensor synth_tensor(const WeightSpec& spec, uint64_t seed);

@@ -26,6 +26,10 @@ constexpr std::pair<const char*, const char*> kLayerNames[] = {
     {"mlp.gate_proj.weight", "ffn_gate.weight"},
     {"mlp.up_proj.weight", "ffn_up.weight"},
     {"mlp.down_proj.weight", "ffn_down.weight"},
+    {"per_layer_input_gate.weight", "inp_gate.weight"},  // gemma4's per-layer embeddings
+    {"per_layer_projection.weight", "proj.weight"},
+    {"post_per_layer_input_norm.weight", "post_norm.weight"},
+    {"layer_scalar", "layer_output_scale.weight"},
 };
 
 // CodeGen's Hugging Face names of canonical tensors (GPT-J's module names).
@@ -57,7 +61,6 @@ std::string codegen_hf_name(const std::string& canonical) {
 
 std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
   namespace wn = weight_names;
-  const int64_t q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim;
   std::vector<WeightSpec> out;
   // A norm's weight, and its bias where the family's norms are LayerNorms.
   auto norm = [&](const std::string& weight) {
@@ -65,19 +68,29 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
     if (c.layer_norm) out.push_back({wn::bias_of(weight), {c.dim}});
   };
   out.push_back({wn::embed_tokens(), {c.vocab_size, c.dim}});
+  const int64_t ple_width = c.n_layers * c.ple_dim;
+  if (c.ple_dim > 0) {
+    out.push_back({wn::embed_tokens_per_layer(), {c.ple_vocab, ple_width}});
+    out.push_back({wn::per_layer_model_projection(), {ple_width, c.dim}});
+    out.push_back({wn::per_layer_projection_norm(), {c.ple_dim}});
+  }
   for (int64_t i = 0; i < c.n_layers; ++i) {
+    const int64_t hd = c.layer_head_dim(i), q = c.n_heads * hd, kv = c.layer_kv_heads(i) * hd, ffn = c.layer_ffn_dim(i);
+    // A layer sharing another's keys and values has no k/v projections; a global layer whose
+    // values are its keys has no v_proj.
+    const bool own_kv = c.layer_has_kv(i), own_v = own_kv && !c.layer_values_from_keys(i);
     norm(wn::layer(i, "input_layernorm.weight"));
     out.push_back({wn::layer(i, "self_attn.q_proj.weight"), {q, c.dim}});
-    out.push_back({wn::layer(i, "self_attn.k_proj.weight"), {kv, c.dim}});
-    out.push_back({wn::layer(i, "self_attn.v_proj.weight"), {kv, c.dim}});
+    if (own_kv) out.push_back({wn::layer(i, "self_attn.k_proj.weight"), {kv, c.dim}});
+    if (own_v) out.push_back({wn::layer(i, "self_attn.v_proj.weight"), {kv, c.dim}});
     if (c.qkv_bias) {
       out.push_back({wn::layer(i, "self_attn.q_proj.bias"), {q}});
       out.push_back({wn::layer(i, "self_attn.k_proj.bias"), {kv}});
       out.push_back({wn::layer(i, "self_attn.v_proj.bias"), {kv}});
     }
     if (c.qk_norm) {
-      out.push_back({wn::layer(i, "self_attn.q_norm.weight"), {c.head_dim}});
-      out.push_back({wn::layer(i, "self_attn.k_norm.weight"), {c.head_dim}});
+      out.push_back({wn::layer(i, "self_attn.q_norm.weight"), {hd}});
+      if (own_kv) out.push_back({wn::layer(i, "self_attn.k_norm.weight"), {hd}});
     }
     out.push_back({wn::layer(i, "self_attn.o_proj.weight"), {c.dim, q}});
     if (!c.parallel_blocks) norm(wn::layer(i, "post_attention_layernorm.weight"));
@@ -85,11 +98,17 @@ std::vector<WeightSpec> expected_weights(const ModelConfig& c) {
       out.push_back({wn::layer(i, "pre_feedforward_layernorm.weight"), {c.dim}});
       out.push_back({wn::layer(i, "post_feedforward_layernorm.weight"), {c.dim}});
     }
-    if (c.gated_ffn) out.push_back({wn::layer(i, "mlp.gate_proj.weight"), {c.ffn_dim, c.dim}});
-    out.push_back({wn::layer(i, "mlp.up_proj.weight"), {c.ffn_dim, c.dim}});
-    if (c.mlp_bias) out.push_back({wn::layer(i, "mlp.up_proj.bias"), {c.ffn_dim}});
-    out.push_back({wn::layer(i, "mlp.down_proj.weight"), {c.dim, c.ffn_dim}});
+    if (c.gated_ffn) out.push_back({wn::layer(i, "mlp.gate_proj.weight"), {ffn, c.dim}});
+    out.push_back({wn::layer(i, "mlp.up_proj.weight"), {ffn, c.dim}});
+    if (c.mlp_bias) out.push_back({wn::layer(i, "mlp.up_proj.bias"), {ffn}});
+    out.push_back({wn::layer(i, "mlp.down_proj.weight"), {c.dim, ffn}});
     if (c.mlp_bias) out.push_back({wn::layer(i, "mlp.down_proj.bias"), {c.dim}});
+    if (c.ple_dim > 0) {
+      out.push_back({wn::layer(i, "per_layer_input_gate.weight"), {c.ple_dim, c.dim}});
+      out.push_back({wn::layer(i, "per_layer_projection.weight"), {c.dim, c.ple_dim}});
+      out.push_back({wn::layer(i, "post_per_layer_input_norm.weight"), {c.dim}});
+    }
+    if (c.layer_scalars) out.push_back({wn::layer(i, "layer_scalar"), {1}});
   }
   norm(wn::final_norm());
   if (!c.tied_embeddings) out.push_back({wn::lm_head(), {c.vocab_size, c.dim}});
@@ -219,6 +238,9 @@ std::optional<std::string> gguf_name_of(const std::string& canonical) {
   if (canonical == wn::embed_tokens()) return "token_embd.weight";
   if (canonical == wn::final_norm()) return "output_norm.weight";
   if (canonical == wn::lm_head()) return "output.weight";
+  if (canonical == wn::embed_tokens_per_layer()) return "per_layer_token_embd.weight";
+  if (canonical == wn::per_layer_model_projection()) return "per_layer_model_proj.weight";
+  if (canonical == wn::per_layer_projection_norm()) return "per_layer_proj_norm.weight";
   const std::string prefix = "model.layers.";
   if (canonical.rfind(prefix, 0) != 0) return std::nullopt;
   const size_t dot = canonical.find('.', prefix.size());

@@ -22,6 +22,9 @@ std::string final_norm_bias() { return "model.norm.bias"; }
 std::string lm_head() { return "lm_head.weight"; }
 std::string lm_head_bias() { return "lm_head.bias"; }
 std::string layer(int64_t i, const char* suffix) { return fmt::format("model.layers.{}.{}", i, suffix); }
+std::string embed_tokens_per_layer() { return "model.embed_tokens_per_layer.weight"; }
+std::string per_layer_model_projection() { return "model.per_layer_model_projection.weight"; }
+std::string per_layer_projection_norm() { return "model.per_layer_projection_norm.weight"; }
 std::string bias_of(const std::string& weight) {
   const std::string_view suffix = "weight";
   if (weight.size() < suffix.size() || weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0)

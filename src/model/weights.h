@@ -45,6 +45,10 @@ std::string final_norm_bias();  // LayerNorm families (codegen)
 std::string lm_head();
 std::string lm_head_bias();
 std::string layer(int64_t i, const char* suffix);  // layer(3, "self_attn.q_proj.weight")
+// Gemma 4's per-layer embeddings: the token table, the projection of the embeddings and its norm.
+std::string embed_tokens_per_layer();
+std::string per_layer_model_projection();
+std::string per_layer_projection_norm();
 std::string bias_of(const std::string& weight);    // "<x>.weight" -> "<x>.bias"
 }  // namespace weight_names
 

@@ -69,7 +69,7 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(supported("glm-1_5b", "glm", A::kGlm, 2048, 28, 16, 4, 59264, C::kGlmEdge, bpe, "glm-1_5b"));
     v.push_back(unsupported("smolvlm_500m_instruct", "smolvlm", "vision-language model (vision encoder)"));
     v.push_back(unsupported("internvl3_1b", "internvl3", "vision-language model (vision encoder)"));
-    v.push_back(unsupported("gemma4-e2b", "gemma4", "Gemma 4 architecture (per-layer embeddings)"));
+    v.push_back(supported("gemma4-e2b", "gemma4", A::kGemma4, 1536, 35, 8, 1, 262144, C::kGemma4, bpe, "gemma4-e2b"));
     return v;
   }();
   return t;

@@ -44,7 +44,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   go.max_context_len = o.max_context_len;
   go.prefill_ar_len = o.prefill_ar_len;
   QuantizedModel q;
-  q.recipe = o.recipe;
+  q.recipe = fit_recipe_to_model(o.recipe, model->config);
   q.graphs = graph::build_decoder_graphs(model, go);
 
   // The calibration graph: full-autoregressive over a calibration window, which may be shorter
@@ -62,12 +62,12 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   std::shared_ptr<const Weights> weights(model, &model->weights);
   const auto calib =
       graph::build_decoder_graph(model->config, weights, std::string(graph::kCalibration), co.context_len, co.context_len);
-  if (!o.recipe.is_float()) {
+  if (!q.recipe.is_float()) {
     const auto windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
-    log::info("calibrating {} on {} window(s) of {} tokens", o.recipe.name, windows.size(), co.context_len);
+    log::info("calibrating {} on {} window(s) of {} tokens", q.recipe.name, windows.size(), co.context_len);
     q.ranges = calibrate(*calib, windows, co.range_method);
   }
-  const auto source = std::make_shared<const EncodingSet>(derive_encodings(*calib, q.ranges, o.recipe));
+  const auto source = std::make_shared<const EncodingSet>(derive_encodings(*calib, q.ranges, q.recipe));
   // kv_forward from the calibration graph, prefill_forward from kv_forward (as upstream).
   std::vector<std::string> order{std::string(graph::kKvForward)};
   if (q.graphs.count(std::string(graph::kPrefillForward))) order.emplace_back(graph::kPrefillForward);
@@ -83,9 +83,9 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
     pipeline::Metadata md{{"get_max_seq_len", o.max_context_len},
                           {"get_n_layers", model->config.n_layers},
                           {"get_vocab_size", model->config.vocab_size},
-                          {"quant_recipe", o.recipe.name}};
+                          {"quant_recipe", q.recipe.name}};
     std::optional<pipeline::QuantIoDtypes> io;
-    if (!o.recipe.is_float()) {
+    if (!q.recipe.is_float()) {
       io = quant_io_dtypes(g, set);
       const Encoding& logits = set.activations.at(g.value(g.find_output("logits")->value).name);
       md["get_logits_scale"] = static_cast<double>(logits.scale);

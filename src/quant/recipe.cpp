@@ -80,6 +80,15 @@ Recipe recipe_from_choice(const options::QuantRecipeChoice& choice) {
   return recipe_from_spelling(spelling);
 }
 
+Recipe fit_recipe_to_model(const Recipe& recipe, const ModelConfig& config) {
+  Recipe r = recipe;
+  if (config.wide_kv_cache && !r.is_float() && r.kv != QDType::kU16) {
+    r.kv = QDType::kU16;
+    r.name += " (16-bit KV cache)";
+  }
+  return r;
+}
+
 Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim) {
   std::string n(model_name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -96,6 +105,8 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     return block_recipe("16a4w_block:16", "qwen3-1_7b", {});
   if (n.find("qwen3") != std::string::npos)
     return block_recipe("16a4w_block:32", "qwen3-0_6b", {"layers\\.\\d+\\.mlp\\.down_proj\\.out"});
+  if (n.find("gemma4") != std::string::npos)  // 4-bit blocks of 64 on every linear (16-bit KV: fit_recipe_to_model)
+    return block_recipe("16a4w_block:64", "gemma4-e2b", {});
   if (n.find("gemma3") != std::string::npos)
     return block_recipe("16a4w_block:64", "gemma3-1b", {"layers\\.\\d+\\.attn\\.v_proj\\.out"});
   if (n.find("gemma2") != std::string::npos)

@@ -56,7 +56,7 @@ TEST_P(FamilyPipeline, SlowHfFolderAndGgufCopyRunEndToEndWithTheSameTokens) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, FamilyPipeline, ::testing::Values("qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm",
-                                                                "codegen"),
+                                                                "codegen", "gemma4"),
                          [](const auto& info) { return info.param; });
 
 // A sliding window shorter than the context (Phi-3-mini's, on every layer): the compiled program

@@ -74,7 +74,8 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                                  "layers.3.attn.v_proj.out"},
                           Family{"glm-1_5b", Architecture::kGlm, ChatFormat::kGlmEdge, "16a4w_block:32", ""},
                           // 16a8w although 16 layers of 2048 (the llama3_2-1b shape, 16a4w_block:32)
-                          Family{"codegen2_1b", Architecture::kCodeGen, ChatFormat::kNone, "16a8w", ""}}) {
+                          Family{"codegen2_1b", Architecture::kCodeGen, ChatFormat::kNone, "16a8w", ""},
+                          Family{"gemma4-e2b", Architecture::kGemma4, ChatFormat::kGemma4, "16a4w_block:64", ""}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -91,7 +92,12 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 17u);
+  EXPECT_EQ(native, 18u);
+  // Gemma 4 keeps a 16-bit KV cache under any integer recipe (upstream's recipe for it has no 8-bit KV).
+  ModelConfig g4;
+  g4.wide_kv_cache = true;
+  EXPECT_EQ(quant::fit_recipe_to_model(quant::recipe_from_spelling("16a8w"), g4).kv, quant::QDType::kU16);
+  EXPECT_EQ(quant::fit_recipe_to_model(quant::recipe_from_spelling("16a8w"), ModelConfig{}).kv, quant::QDType::kU8);
   EXPECT_EQ(quant::default_recipe("phi_4_mini", 32, 3072).scheme_for("layers.5.attn.v_proj.out"), quant::parse_scheme("8a4w"));
 }
 
@@ -141,10 +147,10 @@ TEST(ModelLookup, MismatchNamesBothSidesAndEveryDifference) {
 TEST(ModelLookup, UnsupportedAndUnknownNamesAreBadInput) {
   const ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
   try {
-    resolve_model("gemma4-e2b", c, "g.gguf", ChatFormat::kNone, "");
+    resolve_model("internvl3_1b", c, "g.gguf", ChatFormat::kNone, "");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("gemma4-e2b is not built natively"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("internvl3_1b is not built natively"), std::string::npos) << e.what();
   }
   try {
     resolve_model("gpt5", c, "g.gguf", ChatFormat::kNone, "");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Test-side reference for the float decoder: small random models of every family we build (llama,
-qwen2, qwen3, granite, smollm3, phi3, gemma 1/2/3, glm, codegen) run by Hugging Face transformers (PyTorch). For each case it writes, under OUTDIR:
+qwen2, qwen3, granite, smollm3, phi3, gemma 1/2/3/4, glm, codegen) run by Hugging Face transformers (PyTorch). For each case it writes, under OUTDIR:
 
   <case>/               the model saved with save_pretrained (safetensors, float32)
   <case>.gguf           the same weights as a GGUF file, laid out the way llama.cpp's
@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (CodeGenConfig, CodeGenForCausalLM, GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (CodeGenConfig, CodeGenForCausalLM, GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -84,6 +84,28 @@ CASES["glm_interleaved"] = ("glm", dict(num_attention_heads=4, num_key_value_hea
 # biased fc_in / fc_out / lm_head. llama.cpp has no codegen architecture: no GGUF copy.
 CASES["codegen_parallel"] = ("codegen", dict(num_attention_heads=4, num_key_value_heads=4,
                                              extra=dict(rotary_dim=4)), False)
+# Gemma 4 (E2B's layout, shrunk): per-layer embeddings, sliding layers of head 16 and global
+# layers of head 32 rotating proportionally (a quarter of each half), the last two layers reading
+# the keys and values of the last earlier layer of their kind with a double-wide MLP, weightless
+# value norms, layer scalars, soft-capped logits, attention scale 1.
+GEMMA4_ROPE = dict(sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+                   full_attention=dict(rope_type="proportional", partial_rotary_factor=0.25, rope_theta=1000000.0))
+CASES["gemma4_ple_shared_kv"] = ("gemma4", dict(num_attention_heads=4, num_key_value_heads=1, rope_nested=GEMMA4_ROPE,
+                                                extra=dict(head_dim=16, global_head_dim=32, num_hidden_layers=5,
+                                                           layer_types=["sliding_attention", "sliding_attention",
+                                                                        "full_attention", "sliding_attention",
+                                                                        "full_attention"],
+                                                           sliding_window=8, num_kv_shared_layers=2,
+                                                           use_double_wide_mlp=True, hidden_size_per_layer_input=8,
+                                                           vocab_size_per_layer_input=VOCAB,
+                                                           final_logit_softcapping=5.0)), True)
+# attention_k_eq_v: the global layers' values are their keys (no v_proj), with their own KV heads.
+CASES["gemma4_k_eq_v"] = ("gemma4", dict(num_attention_heads=4, num_key_value_heads=1, rope_nested=GEMMA4_ROPE,
+                                         extra=dict(head_dim=16, global_head_dim=32, num_global_key_value_heads=2,
+                                                    attention_k_eq_v=True, num_hidden_layers=3,
+                                                    layer_types=["sliding_attention", "full_attention",
+                                                                 "full_attention"],
+                                                    sliding_window=8, hidden_size_per_layer_input=0)), True)
 NO_GGUF = {"gemma2_query_scalar", "codegen_parallel"}
 
 MODELS = {
@@ -96,6 +118,7 @@ MODELS = {
     "gemma": (GemmaConfig, GemmaForCausalLM),
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
+    "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM),
     "glm": (GlmConfig, GlmForCausalLM),
     "codegen": (CodeGenConfig, CodeGenForCausalLM),
 }
@@ -129,14 +152,18 @@ def make_model(arch, kw, tied, seed):
         for name, p in model.named_parameters():
             if ".ln_" in name and name.endswith(".weight"):  # codegen's LayerNorms
                 p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
-            elif name.endswith("norm.weight"):  # gemma stores w - 1: its norms multiply by 1 + w
-                p.copy_((0.0 if arch.startswith("gemma") else 1.0) + 0.2 * torch.randn(p.shape, generator=gen))
+            elif name.endswith("norm.weight"):  # gemma 1-3 store w - 1: their norms multiply by 1 + w
+                offset = 0.0 if arch in ("gemma", "gemma2", "gemma3") else 1.0
+                p.copy_(offset + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
             elif "embed_tokens" in name or ".wte." in name:
                 p.copy_(torch.randn(p.shape, generator=gen))
             else:
                 p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]) * 1.5)
+        for name, b in model.named_buffers():
+            if name.endswith("layer_scalar"):  # gemma4: each layer's output times its scalar
+                b.copy_(0.5 + torch.rand(b.shape, generator=gen))
     model.eval()
     return model.float()
 
@@ -182,7 +209,93 @@ def llama3_rope_factors(head_dim, theta, s):
     return np.array(factors, dtype=np.float32)
 
 
+def write_gemma4_gguf(path, name, model, kw):
+    """llama.cpp's gemma4 layout (conversion/gemma.py Gemma4Model): head sizes per layer kind,
+    per-layer arrays where layers differ, the proportional rope as rope_freqs (1 where a pair
+    rotates, 1e30 where not), plain norm weights, the per-layer embedding tensors."""
+    cfg = model.config
+    n = cfg.num_hidden_layers
+    types = cfg.layer_types
+    glob = next(i for i, t in enumerate(types) if t == "full_attention")
+    swa = next(i for i, t in enumerate(types) if t == "sliding_attention")
+    ghd, hd = cfg.per_layer_config[glob].head_dim, cfg.per_layer_config[swa].head_dim
+    gkv, skv = cfg.per_layer_config[glob].num_key_value_heads, cfg.per_layer_config[swa].num_key_value_heads
+    first_shared = n - cfg.num_kv_shared_layers
+    w = GGUFWriter(path, "gemma4")
+    w.add_name(name)
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(n)
+    ff = [cfg.intermediate_size * (2 if cfg.use_double_wide_mlp and i >= first_shared else 1) for i in range(n)]
+    w.add_feed_forward_length(ff if len(set(ff)) > 1 else ff[0])
+    w.add_head_count(cfg.num_attention_heads)
+    kv = [gkv if t == "full_attention" else skv for t in types]
+    w.add_head_count_kv(kv if len(set(kv)) > 1 else kv[0])
+    w.add_key_length(ghd)
+    w.add_value_length(ghd)
+    w.add_uint32("gemma4.attention.key_length_swa", hd)
+    w.add_uint32("gemma4.attention.value_length_swa", hd)
+    w.add_rope_dimension_count(ghd)
+    w.add_uint32("gemma4.rope.dimension_count_swa", hd)
+    rope = kw["rope_nested"]
+    w.add_rope_freq_base(rope["full_attention"]["rope_theta"])
+    w.add_float32("gemma4.rope.freq_base_swa", rope["sliding_attention"]["rope_theta"])
+    w.add_sliding_window(cfg.sliding_window)
+    w.add_array("gemma4.attention.sliding_window_pattern", [t == "sliding_attention" for t in types])
+    w.add_uint32("gemma4.attention.shared_kv_layers", cfg.num_kv_shared_layers)
+    w.add_uint32("gemma4.embedding_length_per_layer_input", cfg.hidden_size_per_layer_input)
+    if cfg.final_logit_softcapping:
+        w.add_final_logit_softcapping(cfg.final_logit_softcapping)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_vocab_size(cfg.vocab_size)
+    w.add_file_type(0)
+    add_byte_vocab(w)
+    sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
+    angles = int(rope["full_attention"]["partial_rotary_factor"] * ghd // 2)
+    w.add_tensor("rope_freqs.weight", np.array([1.0] * angles + [1e30] * (ghd // 2 - angles), dtype=np.float32))
+    if cfg.hidden_size_per_layer_input:
+        w.add_tensor("per_layer_token_embd.weight", sd["model.embed_tokens_per_layer.weight"])
+        w.add_tensor("per_layer_model_proj.weight", sd["model.per_layer_model_projection.weight"])
+        w.add_tensor("per_layer_proj_norm.weight", sd["model.per_layer_projection_norm.weight"])
+    names = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.weight": "attn_q.weight",
+             "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_proj.weight": "attn_k.weight",
+             "self_attn.k_norm.weight": "attn_k_norm.weight", "self_attn.v_proj.weight": "attn_v.weight",
+             "self_attn.o_proj.weight": "attn_output.weight",
+             "post_attention_layernorm.weight": "post_attention_norm.weight",
+             "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+             "post_feedforward_layernorm.weight": "post_ffw_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
+             "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
+             "per_layer_input_gate.weight": "inp_gate.weight", "per_layer_projection.weight": "proj.weight",
+             "post_per_layer_input_norm.weight": "post_norm.weight", "layer_scalar": "layer_output_scale.weight"}
+    for i in range(n):
+        for hf, gg in names.items():
+            if f"model.layers.{i}.{hf}" in sd:
+                w.add_tensor(f"blk.{i}.{gg}", sd[f"model.layers.{i}.{hf}"])
+    w.add_tensor("output_norm.weight", sd["model.norm.weight"])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def add_byte_vocab(w):
+    """Minimal byte-level BPE vocabulary: 256 byte tokens, then control tokens up to VOCAB."""
+    byte_chars = bytes_to_unicode()
+    tokens = [byte_chars[b] for b in range(256)] + [f"<|extra_{i}|>" for i in range(VOCAB - 256)]
+    types = [TokenType.NORMAL] * 256 + [TokenType.CONTROL] * (VOCAB - 256)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges([])
+    w.add_bos_token_id(256)
+    w.add_eos_token_id(257)
+
+
 def write_gguf(path, name, arch, model, kw, tied):
+    if arch == "gemma4":
+        return write_gemma4_gguf(path, name, model, kw)
     cfg = model.config
     n_head, n_kv = cfg.num_attention_heads, cfg.num_key_value_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // n_head
@@ -216,17 +329,7 @@ def write_gguf(path, name, arch, model, kw, tied):
     w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
     w.add_vocab_size(cfg.vocab_size)
     w.add_file_type(0)  # ALL_F32
-    # Minimal byte-level BPE vocabulary: 256 byte tokens, then control tokens up to VOCAB.
-    byte_chars = bytes_to_unicode()
-    tokens = [byte_chars[b] for b in range(256)] + [f"<|extra_{i}|>" for i in range(VOCAB - 256)]
-    types = [TokenType.NORMAL] * 256 + [TokenType.CONTROL] * (VOCAB - 256)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges([])
-    w.add_bos_token_id(256)
-    w.add_eos_token_id(257)
+    add_byte_vocab(w)
 
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
     if arch.startswith("gemma"):  # convert_hf_to_gguf's Gemma models: every norm weight + 1

@@ -296,7 +296,7 @@ TEST_F(QnnLowering, EachGraphOnTheSimulatorStaysNearOurExecutor) {
 // (Slow: release tree only; under the sanitizers it is the Python simulator's time, 37 s.)
 TEST_F(QnnLowering, SlowEveryFamilyRunsOnTheSimulatorNearOurExecutor) {
   backends::register_builtin_backends();
-  for (const char* arch : {"qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm", "codegen"}) {
+  for (const char* arch : {"qwen3", "granite", "smollm3", "phi3", "gemma", "gemma2", "gemma3", "glm", "codegen", "gemma4"}) {
     SCOPED_TRACE(arch);
     const bool hf = std::string(arch) == "codegen";  // no GGUF form
     const std::string model = dir_->file(std::string(arch) + (hf ? ".hf" : ".gguf"));
@@ -309,11 +309,17 @@ TEST_F(QnnLowering, SlowEveryFamilyRunsOnTheSimulatorNearOurExecutor) {
     };
     const auto sim = runtime::ProgramInstance::load(compile(args("qnn")) + "/text_decoder.pte");
     const auto emu = runtime::ProgramInstance::load(compile(args("genai")) + "/text_decoder.pte");
-    // Measured: logits 66.3 (qwen3), 69.7 (granite), 60.4 (smollm3), 67.5 (phi3), 70.7 (gemma),
-    // 59.5 (gemma3), 67.5 (glm), 58.1 (codegen: LayerNormalization on the HTP), 43.8 dB (gemma2: the HTP's Tanh in the soft-caps is not emulated yet, up to 138 steps).
-    const double bound = std::string(arch) == "gemma2" ? 40.0 : 50.0;
+    // Measured (HTP rules 1-13 emulated): logits 77.4 (qwen3), 69.8 (granite), 79.4 (smollm3),
+    // 82.7 (phi3), 74.5 (gemma), 58.3 (gemma3), 80.8 (glm), 63.4 (codegen: LayerNormalization on
+    // the HTP), 44.0 dB (gemma2: the HTP's Tanh in the soft-caps is not emulated yet),
+    // 39.8 dB (gemma4: its 16-bit KV cache, as upstream keeps it, makes Q·Kᵀ and P·V uint16 x
+    // uint16 matmuls, which the HTP runs lossily (HTP rule 1): layer 0's K/V 71-75 dB, every
+    // later layer's 42-44 dB; the same with PLE or the layer scalars taken out).
+    const std::string a(arch);
+    const double bound = a == "gemma2" ? 40.0 : a == "gemma4" ? 35.0 : 50.0;
     for (const StepDistance& d : step_distances(*sim, *emu, "kv_forward")) {
       if (d.output == "logits") {
+        std::printf("%-8s logits SQNR simulator vs emulation %.1f dB\n", arch, d.sqnr);
         EXPECT_GE(d.sqnr, bound);
       }
     }
