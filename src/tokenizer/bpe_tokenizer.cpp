@@ -11,6 +11,25 @@
 
 namespace genai {
 
+namespace {
+
+// Each literal (pattern, content) replacement in turn, as a Sequence of Replace does.
+std::string replace_all(std::string_view text, const std::vector<std::pair<std::string, std::string>>& replacements) {
+  std::string s(text);
+  for (const auto& [pattern, content] : replacements) {
+    if (pattern.empty()) continue;
+    std::string out;
+    size_t at = 0;
+    for (size_t hit; (hit = s.find(pattern, at)) != std::string::npos; at = hit + pattern.size())
+      out.append(s, at, hit - at).append(content);
+    out.append(s, at, std::string::npos);
+    s = std::move(out);
+  }
+  return s;
+}
+
+}  // namespace
+
 BpeTokenizer::BpeTokenizer(BpeModelSpec spec)
     : origin_(std::move(spec.origin)),
       tokens_(std::move(spec.tokens)),
@@ -18,6 +37,9 @@ BpeTokenizer::BpeTokenizer(BpeModelSpec spec)
       pre_(std::move(spec.pre_steps), origin_),
       ignore_merges_(spec.ignore_merges),
       byte_fallback_(spec.byte_fallback),
+      fuse_unk_(spec.fuse_unk),
+      normalizer_replace_(std::move(spec.normalizer_replace)),
+      decoder_replace_(std::move(spec.decoder_replace)),
       unk_id_(spec.unk_id),
       bos_id_(spec.bos_id),
       eos_id_(spec.eos_id),
@@ -83,7 +105,7 @@ void BpeTokenizer::encode_piece(const std::string& piece, std::vector<int32_t>& 
       if (done)
         for (char c : ch) syms.push_back({byte_fallback_ids_[static_cast<uint8_t>(c)], 0, 0});
     }
-    if (!done && unk_id_ >= 0) syms.push_back({unk_id_, 0, 0});
+    if (!done && unk_id_ >= 0 && !(fuse_unk_ && !syms.empty() && syms.back().id == unk_id_)) syms.push_back({unk_id_, 0, 0});
   }
   const auto n = static_cast<int32_t>(syms.size());
   for (int32_t i = 0; i < n; ++i) {
@@ -131,7 +153,7 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, b
       ids.push_back(seg.token_id);
       continue;
     }
-    for (auto& piece : pre_.split(seg.text)) {
+    for (auto& piece : pre_.split(normalizer_replace_.empty() ? std::string(seg.text) : replace_all(seg.text, normalizer_replace_))) {
       auto it = cache.find(piece);
       if (it == cache.end()) {
         const auto begin = static_cast<uint32_t>(cached_ids.size());
@@ -156,7 +178,7 @@ std::string BpeTokenizer::token_bytes(int32_t /*prev*/, int32_t id) const {
   // Like the Hugging Face ByteLevel decoder: a token with a character outside the byte alphabet
   // (special tokens such as "<｜begin▁of▁sentence｜>") is emitted as written.
   if (pre_.byte_level() && byte_level::decode(t, out)) return out;
-  return t;
+  return decoder_replace_.empty() ? t : replace_all(t, decoder_replace_);
 }
 
 std::string BpeTokenizer::decode(std::span<const int32_t> ids) const {

@@ -1,5 +1,7 @@
-// Byte-level BPE (GPT-2 family: SmolLM2, Llama 3, Qwen2): added tokens, pre-tokenizer regexes,
-// then merges by rank inside every piece, as Hugging Face tokenizers does.
+// BPE as Hugging Face tokenizers runs it: byte-level (GPT-2 family: SmolLM2, Llama 3, Qwen2) or
+// SentencePiece-style (Gemma's tokenizer.json: spaces normalized to "▁", characters as symbols
+// with byte fallback): added tokens, the normalizer's literal replacements, pre-tokenizer
+// regexes, then merges by rank inside every piece; decoding undoes the replacements.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,10 @@ struct BpeModelSpec {
   std::vector<PreTokenizerStep> pre_steps;
   bool ignore_merges = false;  // a piece that is itself a token is not merged (Llama 3)
   bool byte_fallback = false;  // unknown characters become <0xXX> tokens
+  bool fuse_unk = false;       // consecutive unknown characters give one unk token
+  // Literal (pattern, content) replacements: the normalizer's on text outside added tokens, the
+  // decoder's on each token's text (SentencePiece-style: " " -> "▁" and back).
+  std::vector<std::pair<std::string, std::string>> normalizer_replace, decoder_replace;
   int32_t unk_id = -1, bos_id = -1, eos_id = -1;
   bool add_bos = false;
 };
@@ -60,7 +66,8 @@ class BpeTokenizer final : public Tokenizer {
   std::unordered_map<uint64_t, Merge> merges_;
   AddedTokenMatcher added_;
   PreTokenizer pre_;
-  bool ignore_merges_, byte_fallback_;
+  bool ignore_merges_, byte_fallback_, fuse_unk_;
+  std::vector<std::pair<std::string, std::string>> normalizer_replace_, decoder_replace_;
   int32_t unk_id_, bos_id_, eos_id_;
   bool add_bos_;
   std::vector<int32_t> byte_fallback_ids_;  // <0xXX> ids when byte_fallback

@@ -104,6 +104,50 @@ void parse_pre_tokenizer(const std::filesystem::path& path, const json& node, st
   steps.push_back(std::move(s));
 }
 
+// A Replace step's literal pattern and content (a String pattern only: a Regex one is refused).
+std::pair<std::string, std::string> parse_replace(const std::filesystem::path& path, const json& node, const char* where) {
+  auto pat = node.find("pattern");
+  if (pat == node.end() || !pat->is_object() || !pat->contains("String"))
+    unsupported(path, fmt::format("{} Replace without a String pattern", where));
+  return {get_or<std::string>(path, *pat, "String", ""), get_or<std::string>(path, node, "content", "")};
+}
+
+// Normalizer: none (byte-level models), or literal Replace steps, alone or in a Sequence
+// (SentencePiece-style BPE: Gemma's " " -> "▁").
+void parse_normalizer(const std::filesystem::path& path, const json& node,
+                      std::vector<std::pair<std::string, std::string>>& out) {
+  if (node.is_null()) return;
+  const std::string type = type_of(path, node, "normalizer");
+  if (type == "Sequence") {
+    auto it = node.find("normalizers");
+    if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence normalizer without a list", path.string());
+    for (const auto& child : *it) parse_normalizer(path, child, out);
+    return;
+  }
+  if (type != "Replace") unsupported(path, fmt::format("normalizer {:?} (supported: Replace, Sequence)", type));
+  out.push_back(parse_replace(path, node, "normalizer"));
+}
+
+// Decoder: ByteLevel (byte-level models), or a Sequence of literal Replace, ByteFallback and Fuse
+// (SentencePiece-style). Returns whether it is ByteLevel.
+bool parse_decoder(const std::filesystem::path& path, const json& node, BpeModelSpec& spec) {
+  if (node.is_null()) unsupported(path, "decoder null (supported: ByteLevel, or Sequence of Replace, ByteFallback, Fuse)");
+  const std::string type = type_of(path, node, "decoder");
+  if (type == "ByteLevel") return true;
+  if (type != "Sequence")
+    unsupported(path, fmt::format("decoder {:?} (supported: ByteLevel, or Sequence of Replace, ByteFallback, Fuse)", type));
+  auto it = node.find("decoders");
+  if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence decoder without a list", path.string());
+  for (const auto& child : *it) {
+    const std::string t = type_of(path, child, "decoder");
+    if (t == "Replace") spec.decoder_replace.push_back(parse_replace(path, child, "decoder"));
+    else if (t == "ByteFallback" && !spec.byte_fallback) unsupported(path, "decoder ByteFallback without model.byte_fallback");
+    else if (t != "ByteFallback" && t != "Fuse")
+      unsupported(path, fmt::format("decoder {:?} in a Sequence (supported: Replace, ByteFallback, Fuse)", t));
+  }
+  return false;
+}
+
 // Everything read from a tokenizer.json (+ tokenizer_config.json) before choosing the output form.
 struct ParsedTokenizerJson {
   BpeModelSpec spec;
@@ -171,6 +215,7 @@ ParsedTokenizerJson parse_tokenizer_json_unchecked(const std::filesystem::path& 
     unsupported(path, "model.continuing_subword_prefix");
   if (!get_or<std::string>(path, model, "end_of_word_suffix", "").empty()) unsupported(path, "model.end_of_word_suffix");
   spec.byte_fallback = get_or<bool>(path, model, "byte_fallback", false);
+  spec.fuse_unk = get_or<bool>(path, model, "fuse_unk", false);
   spec.ignore_merges = get_or<bool>(path, model, "ignore_merges", false);
 
   // Vocabulary: model.vocab plus added tokens (which may lie beyond it, as in Llama 3).
@@ -246,17 +291,17 @@ ParsedTokenizerJson parse_tokenizer_json_unchecked(const std::filesystem::path& 
     if (it != ids.end()) spec.unk_id = it->second;
   }
 
-  // Normalizer: none supported (byte-level models have none).
-  if (auto nz = root.find("normalizer"); nz != root.end() && !nz->is_null())
-    unsupported(path, fmt::format("normalizer {:?}", type_of(path, *nz, "normalizer")));
+  // Byte-level (a ByteLevel pre-tokenizer step and decoder, no normalizer) or SentencePiece-style
+  // (literal replacements in the normalizer and the decoder, characters as symbols).
+  if (auto nz = root.find("normalizer"); nz != root.end()) parse_normalizer(path, *nz, spec.normalizer_replace);
   if (auto pt = root.find("pre_tokenizer"); pt != root.end()) parse_pre_tokenizer(path, *pt, spec.pre_steps);
   bool has_byte_level = false;
   for (const auto& s : spec.pre_steps) has_byte_level |= s.kind == PreTokenizerStep::Kind::kByteLevel;
-  if (!has_byte_level) unsupported(path, "a pre_tokenizer without a ByteLevel step");
   auto dec = root.find("decoder");
-  if (dec == root.end() || dec->is_null()) unsupported(path, "decoder null (supported: ByteLevel)");
-  if (const std::string dt = type_of(path, *dec, "decoder"); dt != "ByteLevel")
-    unsupported(path, fmt::format("decoder {:?} (supported: ByteLevel)", dt));
+  const bool byte_level_decoder = parse_decoder(path, dec == root.end() ? json() : *dec, spec);
+  if (has_byte_level != byte_level_decoder || (has_byte_level && !spec.normalizer_replace.empty()))
+    unsupported(path, has_byte_level ? "a ByteLevel pre_tokenizer without a ByteLevel decoder and no normalizer"
+                                     : "a pre_tokenizer without a ByteLevel step beside a ByteLevel decoder");
   if (auto pp = root.find("post_processor"); pp != root.end()) parse_post_processor(path, *pp, out, ids);
 
   // tokenizer_config.json beside it: bos/eos names, add_bos_token, chat template.

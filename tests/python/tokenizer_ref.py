@@ -12,6 +12,8 @@ Modes:
   load-json TOKENIZER_JSON CORPUS          tokenizers.Tokenizer.from_file
   spm-train CORPUS PREFIX VOCAB_SIZE       trains a sentencepiece BPE model (PREFIX.model)
   spm MODEL CORPUS                         sentencepiece encode/decode + the model's pieces
+  gemma-json MODEL OUT_DIR                 the sentencepiece model as Gemma's tokenizer.json
+                                           (transformers' GemmaTokenizer: " " -> "▁", byte fallback)
 Output: {"ids": [[...], ...], "decoded": [...], ...}
 """
 import json
@@ -146,6 +148,17 @@ def spm_run(model, corpus):
             "bos_id": sp.bos_id(), "eos_id": sp.eos_id(), "unk_id": sp.unk_id()}
 
 
+def gemma_json(model, out_dir):
+    from tokenizers.models import BPE
+    from transformers.convert_slow_tokenizer import SentencePieceExtractor
+    from transformers.models.gemma.tokenization_gemma import GemmaTokenizer
+    extracted = SentencePieceExtractor(model).extract(BPE)
+    tok = GemmaTokenizer(vocab=extracted["vocab"], merges=extracted["merges"], unk_token="<unk>", bos_token="<s>",
+                         eos_token="</s>", pad_token="<unk>", mask_token="<unk>")
+    tok.save_pretrained(out_dir)
+    return {"path": out_dir + "/tokenizer.json"}
+
+
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
@@ -162,6 +175,8 @@ def main(argv):
         out = spm_train(load_corpus(argv[2]), argv[3], int(argv[4]))
     elif mode == "spm":
         out = spm_run(argv[2], load_corpus(argv[3]))
+    elif mode == "gemma-json":
+        out = gemma_json(argv[2], argv[3])
     else:
         raise SystemExit(f"unknown mode {mode}\n{__doc__}")
     json.dump(out, sys.stdout, ensure_ascii=True)

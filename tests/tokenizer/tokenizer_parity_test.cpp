@@ -192,5 +192,25 @@ TEST(TokenizerParity, GemmaFolderUsesItsSentencePieceModel) {
   expect_tokenizer_parity(*m.tokenizer, ref, corpus, false, "gemma folder tokenizer.model");
 }
 
+// Gemma 4 folders ship only tokenizer.json: BPE over characters with byte fallback, spaces
+// normalized to "▁" and back (transformers' GemmaTokenizer). Built here from a trained
+// SentencePiece model; ours tokenizes the multilingual corpus as the tokenizers library does.
+TEST(TokenizerParity, GemmaStyleTokenizerJsonMatchesHfTokenizers) {
+  const auto corpus = tokenizer_corpus();
+  testing::TempDir dir;
+  const std::string prefix = dir.file("spm");
+  ASSERT_FALSE(run_tokenizer_ref({"spm-train", tokenizer_corpus_path(), prefix, "800"}).is_null());
+  const auto made = run_tokenizer_ref({"gemma-json", prefix + ".model", dir.file("gemma")});
+  ASSERT_FALSE(made.is_null());
+  const std::string path = made["path"].get<std::string>();
+  const auto ref = run_tokenizer_ref({"load-json", path, tokenizer_corpus_path()});
+  ASSERT_FALSE(ref.is_null());
+  auto tok = load_tokenizer_json(path);
+  EXPECT_EQ(tok->kind(), "bpe");
+  expect_tokenizer_parity(*tok, ref, corpus, true, "gemma-style tokenizer.json");
+  // Spaces become "▁" pieces, and characters the vocabulary lacks its <0xXX> bytes.
+  EXPECT_EQ(tok->decode(tok->encode("a  b \xe2\x98\x83", false)), "a  b \xe2\x98\x83");
+}
+
 }  // namespace
 }  // namespace genai
