@@ -376,12 +376,34 @@ void write_gemma4_fields(const ModelConfig& c, json& j) {
 
 }  // namespace
 
-ModelConfig read_hf_config(const std::filesystem::path& config_json) {
-  const std::string source = config_json.string();
+namespace {
+
+json read_config_json(const std::filesystem::path& config_json) {
   auto map = MappedFile::open(config_json);
   auto bytes = map->bytes();
   json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw_input_error("{}: not a JSON object", source);
+  if (j.is_discarded() || !j.is_object()) throw_input_error("{}: not a JSON object", config_json.string());
+  return j;
+}
+
+// The multimodal wrappers whose text_config is a decoder we build (model_type -> the text one).
+bool is_multimodal_wrapper(const json& j) {
+  auto mt = j.find("model_type");
+  auto tc = j.find("text_config");
+  return mt != j.end() && mt->is_string() && mt->get<std::string>() == "gemma4" && tc != j.end() && tc->is_object();
+}
+
+}  // namespace
+
+std::string hf_text_model_prefix(const std::filesystem::path& config_json) {
+  return is_multimodal_wrapper(read_config_json(config_json)) ? "model.language_model." : "";
+}
+
+ModelConfig read_hf_config(const std::filesystem::path& config_json) {
+  json top = read_config_json(config_json);
+  const bool wrapper = is_multimodal_wrapper(top);
+  const std::string source = config_json.string() + (wrapper ? " text_config" : "");
+  const json& j = wrapper ? top["text_config"] : top;
   ConfigReader r(j, source);
   ModelConfig c;
   const json* mt = r.find("model_type");

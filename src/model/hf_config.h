@@ -12,8 +12,12 @@ namespace genai {
 Architecture parse_architecture(const std::string& name, const std::string& source, const std::string& key);
 
 // Reads config.json; missing or mistyped keys and unsupported settings are InputErrors naming the
-// file and the key.
+// file and the key. A multimodal checkpoint's config (model_type gemma4 with a text_config, as
+// google/gemma-4-e2b-it ships it) gives its text decoder's config.
 ModelConfig read_hf_config(const std::filesystem::path& config_json);
+// Where such a multimodal checkpoint keeps the text decoder's tensors: "model.language_model." in
+// place of "model."; "" for a text-only checkpoint.
+std::string hf_text_model_prefix(const std::filesystem::path& config_json);
 // config.json text for `config` (sorted keys, deterministic); transformers loads it.
 std::string hf_config_json(const ModelConfig& config);
 

@@ -46,12 +46,18 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
   namespace wn = weight_names;
   // Missing lm_head means the head is tied to the embedding, whatever the config says.
   if (!ckpt.find(wn::lm_head()).file) c.tied_embeddings = true;
+  // A multimodal checkpoint keeps the decoder under its own prefix (its other towers are not read).
+  const std::string prefix = hf_text_model_prefix(dir / "config.json");
+  auto file_name = [&](const std::string& name) {
+    return prefix.empty() || name.rfind("model.", 0) != 0 ? name : prefix + name.substr(6);
+  };
 
   m.weights.set_source(dir.string());
   for (const StoredTensor& t : stored_tensors(c, StoredNaming::kHuggingFace)) {
-    auto loc = ckpt.find(t.name);
-    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), t.name);
-    check_weight_shape(loc.file->source(), t.name, {t.name, t.shape}, loc.entry->shape);
+    const std::string name = file_name(t.name);
+    auto loc = ckpt.find(name);
+    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), name);
+    check_weight_shape(loc.file->source(), name, {t.name, t.shape}, loc.entry->shape);
     std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
     for (size_t i = 0; i < parts.size(); ++i) {
       // GLM's checkpoints rotate interleaved pairs: rows to rotate-half order, as every graph uses.

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 from gguf import GGUFWriter, TokenType
-from transformers import (CodeGenConfig, CodeGenForCausalLM, GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
+from transformers import (CodeGenConfig, CodeGenForCausalLM, GlmConfig, GlmForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig, GemmaConfig, GemmaForCausalLM, GraniteConfig, GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config,
                           Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, SmolLM3Config,
                           SmolLM3ForCausalLM)
 
@@ -106,7 +106,10 @@ CASES["gemma4_k_eq_v"] = ("gemma4", dict(num_attention_heads=4, num_key_value_he
                                                     layer_types=["sliding_attention", "full_attention",
                                                                  "full_attention"],
                                                     sliding_window=8, hidden_size_per_layer_input=0)), True)
-NO_GGUF = {"gemma2_query_scalar", "codegen_parallel"}
+# The same decoder as google/gemma-4-e2b-it ships it: Gemma4ForConditionalGeneration (model_type
+# gemma4, a text_config, the decoder's tensors under model.language_model.), without its towers.
+CASES["gemma4_multimodal_folder"] = ("gemma4_cond",) + CASES["gemma4_ple_shared_kv"][1:]
+NO_GGUF = {"gemma2_query_scalar", "codegen_parallel", "gemma4_multimodal_folder"}
 
 MODELS = {
     "llama": (LlamaConfig, LlamaForCausalLM),
@@ -119,6 +122,7 @@ MODELS = {
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
     "gemma4": (Gemma4TextConfig, Gemma4ForCausalLM),
+    "gemma4_cond": (Gemma4TextConfig, Gemma4ForConditionalGeneration),
     "glm": (GlmConfig, GlmForCausalLM),
     "codegen": (CodeGenConfig, CodeGenForCausalLM),
 }
@@ -143,7 +147,11 @@ def make_model(arch, kw, tied, seed):
                       tie_word_embeddings=tied, bos_token_id=1, eos_token_id=2, **kw.get("extra", {}))
     torch.manual_seed(seed)
     config_cls, model_cls = MODELS[arch]
+    if arch == "gemma4_cond":  # its forward masks multimodal ids with the pad id
+        common["pad_token_id"] = 0
     config = config_cls(**common)
+    if arch == "gemma4_cond":
+        config = Gemma4Config(text_config=config.to_dict(), vision_config=None, audio_config=None)
     config._attn_implementation = "eager"  # the reference form (sdpa cannot soft-cap gemma2's scores)
     model = model_cls(config)
     # Default init gives zero biases and unit norms; randomise everything so every term matters.
@@ -153,7 +161,7 @@ def make_model(arch, kw, tied, seed):
             if ".ln_" in name and name.endswith(".weight"):  # codegen's LayerNorms
                 p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith("norm.weight"):  # gemma 1-3 store w - 1: their norms multiply by 1 + w
-                offset = 0.0 if arch in ("gemma", "gemma2", "gemma3") else 1.0
+                offset = 0.0 if arch in ("gemma", "gemma2", "gemma3") else 1.0  # gemma4 stores w
                 p.copy_(offset + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))

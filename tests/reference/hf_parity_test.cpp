@@ -89,12 +89,13 @@ TEST(HfParity, EveryCaseFromHuggingFaceFolderAndGguf) {
   // glm interleaved partial rotary + biases + fused gate/up, codegen LayerNorms + parallel blocks +
   // grouped qkv + interleaved partial rotary + biased MLP and head, gemma4 per-layer embeddings +
   // shared KV + double-wide MLPs + global heads of their own size with proportional rope + value
-  // norms + layer scalars, and attention_k_eq_v with the global layers' own KV heads.
+  // norms + layer scalars, and attention_k_eq_v with the global layers' own KV heads; gemma4's
+  // decoder read from a Gemma4ForConditionalGeneration folder (text_config, model.language_model.).
   EXPECT_EQ(seen, (std::set<std::string>{"llama_tied", "llama_untied", "llama3_rope", "qwen2_bias", "qwen3_qk_norm",
                                          "granite_scales", "smollm3_nope", "phi3_longrope", "phi3_sliding",
                                          "gemma_geglu", "gemma2_caps", "gemma2_query_scalar",
                                          "gemma3_local_rope", "glm_interleaved", "codegen_parallel",
-                                         "gemma4_ple_shared_kv", "gemma4_k_eq_v"}));
+                                         "gemma4_ple_shared_kv", "gemma4_k_eq_v", "gemma4_multimodal_folder"}));
 }
 
 }  // namespace
