@@ -178,16 +178,23 @@ def htp_add(qa, za, ra, qb, zb, rb, zy):
     return np.clip(((acc + (1 << (shift - 1))) >> shift) + zy, 0, 65535)
 
 
-def add(sa, za, sb, zb, sy, zy, n=8192):
+def binary_u16(op, sa, za, sb, zb, sy, zy, n):
+    """One ONNX binary op (Add, Mul) of two random uint16 tensors onto a uint16 result, on the HTP:
+    the inputs and the simulator's codes."""
     inits = params("a", sa, za, np.uint16) + params("b", sb, zb, np.uint16) + params("y", sy, zy, np.uint16)
     nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
              h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
-             h.make_node("Add", ["af", "bf"], ["yf"]),
+             h.make_node(op, ["af", "bf"], ["yf"]),
              h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
     a = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
     b = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
     got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, n]), h.make_tensor_value_info("b", T.UINT16, [1, n])],
                      [h.make_tensor_value_info("y", T.UINT16, [1, n])], inits, {"a": a, "b": b})
+    return a, b, got
+
+
+def add(sa, za, sb, zb, sy, zy, n=8192):
+    a, b, got = binary_u16("Add", sa, za, sb, zb, sy, zy, n)
     f32 = np.float32
     ra, rb = f32(f32(sa) / f32(sy)), f32(f32(sb) / f32(sy))
     fsum = ((a.astype(np.int64) - za) * np.float64(f32(sa)) + (b.astype(np.int64) - zb) * np.float64(f32(sb))) / np.float64(f32(sy))
@@ -231,15 +238,7 @@ def softmax_probes():
 
 
 def mul(label, sa, za, sb, zb, sy, zy, n=8192):
-    inits = params("a", sa, za, np.uint16) + params("b", sb, zb, np.uint16) + params("y", sy, zy, np.uint16)
-    nodes = [h.make_node("DequantizeLinear", ["a", "a.s", "a.z"], ["af"]),
-             h.make_node("DequantizeLinear", ["b", "b.s", "b.z"], ["bf"]),
-             h.make_node("Mul", ["af", "bf"], ["yf"]),
-             h.make_node("QuantizeLinear", ["yf", "y.s", "y.z"], ["y"])]
-    a = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
-    b = rng.integers(0, 65536, size=(1, n)).astype(np.uint16)
-    got = run_on_htp(nodes, [h.make_tensor_value_info("a", T.UINT16, [1, n]), h.make_tensor_value_info("b", T.UINT16, [1, n])],
-                     [h.make_tensor_value_info("y", T.UINT16, [1, n])], inits, {"a": a, "b": b})
+    a, b, got = binary_u16("Mul", sa, za, sb, zb, sy, zy, n)
     f32 = np.float32
     da, db = a.astype(np.int64) - za, b.astype(np.int64) - zb
     t = da * db * (np.float64(f32(sa)) * np.float64(f32(sb)) / np.float64(f32(sy)))
