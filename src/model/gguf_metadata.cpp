@@ -362,19 +362,20 @@ GgufVocab gguf_read_vocab(const GgufFile& f) {
     v.chat_template = chat;
     return v;
   }
-  if (*model == "gpt2") {
+  if (*model == "gpt2" || *model == "gemma4") {  // gemma4: llama.cpp's SentencePiece-style BPE
     BpeVocab v;
+    v.sentencepiece_style = *model == "gemma4";
     v.tokens = std::move(tokens);
     v.merges = f.get_string_array("tokenizer.ggml.merges");
     v.types = std::move(types);
     v.pre_tokenizer = f.get_string("tokenizer.ggml.pre").value_or("default");
     v.bos_id = check_id("tokenizer.ggml.bos_token_id", token_id(f, "tokenizer.ggml.bos_token_id", -1));
     v.eos_id = check_id("tokenizer.ggml.eos_token_id", token_id(f, "tokenizer.ggml.eos_token_id", -1));
-    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(false);
+    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(v.sentencepiece_style);
     v.chat_template = chat;
     return v;
   }
-  throw_input_error("{}: tokenizer.ggml.model '{}' is not supported (supported: llama, gpt2)", f.source(), *model);
+  throw_input_error("{}: tokenizer.ggml.model '{}' is not supported (supported: llama, gpt2, gemma4)", f.source(), *model);
 }
 
 void gguf_write_vocab(GgufWriter& w, const SpmVocab& v) {
@@ -399,8 +400,8 @@ std::string gguf_pre_tokenizer_name(std::string_view pre_tokenizer) {
 }
 
 void gguf_write_vocab(GgufWriter& w, const BpeVocab& v) {
-  w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
-  w.set("tokenizer.ggml.pre", GgufValue::string(gguf_pre_tokenizer_name(v.pre_tokenizer)));
+  w.set("tokenizer.ggml.model", GgufValue::string(v.sentencepiece_style ? "gemma4" : "gpt2"));
+  if (!v.sentencepiece_style) w.set("tokenizer.ggml.pre", GgufValue::string(gguf_pre_tokenizer_name(v.pre_tokenizer)));
   w.set("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
   if (!v.types.empty()) w.set("tokenizer.ggml.token_type", GgufValue::i32_array(from_types(v.types)));
   w.set("tokenizer.ggml.merges", GgufValue::string_array(v.merges));

@@ -21,8 +21,16 @@ std::unique_ptr<Tokenizer> make_spm_tokenizer(SpmVocab vocab) {
 std::unique_ptr<Tokenizer> make_bpe_tokenizer(BpeVocab vocab) {
   BpeModelSpec spec;
   spec.origin = "BPE vocabulary";
-  spec.pre_steps = PreTokenizer::named_steps(vocab.pre_tokenizer);
-  spec.ignore_merges = PreTokenizer::named_ignore_merges(vocab.pre_tokenizer);
+  if (vocab.sentencepiece_style) {
+    spec.normalizer_replace = {{" ", "\xe2\x96\x81"}};  // " " -> "▁"
+    spec.decoder_replace = {{"\xe2\x96\x81", " "}};
+    spec.byte_fallback = spec.fuse_unk = true;
+    for (size_t i = 0; i < vocab.tokens.size(); ++i)
+      if (vocab.tokens[i] == "<unk>") spec.unk_id = static_cast<int32_t>(i);
+  } else {
+    spec.pre_steps = PreTokenizer::named_steps(vocab.pre_tokenizer);
+    spec.ignore_merges = PreTokenizer::named_ignore_merges(vocab.pre_tokenizer);
+  }
   if (!vocab.types.empty() && vocab.types.size() != vocab.tokens.size())
     throw_input_error("BPE vocabulary: {} tokens but {} token types", vocab.tokens.size(), vocab.types.size());
   for (size_t i = 0; i < vocab.types.size(); ++i) {

@@ -430,7 +430,8 @@ BpeVocab read_tokenizer_json_vocab(const std::filesystem::path& path) {
 
 void write_tokenizer_json(const BpeVocab& vocab, const std::filesystem::path& path) {
   const std::string& pre = vocab.pre_tokenizer;
-  const auto steps = PreTokenizer::named_steps(pre);  // InputError for unknown names
+  const bool spm = vocab.sentencepiece_style;
+  const auto steps = spm ? std::vector<PreTokenizerStep>{} : PreTokenizer::named_steps(pre);  // InputError for unknown names
   const auto n = static_cast<int32_t>(vocab.tokens.size());
   if (!vocab.types.empty() && vocab.types.size() != vocab.tokens.size())
     throw_input_error("{}: vocabulary has {} tokens but {} token types", path.string(), n, vocab.types.size());
@@ -473,8 +474,11 @@ void write_tokenizer_json(const BpeVocab& vocab, const std::filesystem::path& pa
   root["truncation"] = nullptr;
   root["padding"] = nullptr;
   root["added_tokens"] = std::move(added);
-  root["normalizer"] = nullptr;
-  if (steps.size() == 1) {
+  const ordered_json space = ordered_json{{"String", " "}}, meta = ordered_json{{"String", "\xe2\x96\x81"}};
+  root["normalizer"] = spm ? ordered_json{{"type", "Replace"}, {"pattern", space}, {"content", "\xe2\x96\x81"}} : ordered_json(nullptr);
+  if (steps.empty()) {
+    root["pre_tokenizer"] = nullptr;
+  } else if (steps.size() == 1) {
     root["pre_tokenizer"] = step_json(steps[0]);
   } else {
     ordered_json list = ordered_json::array();
@@ -493,15 +497,22 @@ void write_tokenizer_json(const BpeVocab& vocab, const std::filesystem::path& pa
   } else {
     root["post_processor"] = nullptr;
   }
-  root["decoder"] = ordered_json{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+  root["decoder"] =
+      spm ? ordered_json{{"type", "Sequence"},
+                         {"decoders", ordered_json::array({ordered_json{{"type", "Replace"}, {"pattern", meta}, {"content", " "}},
+                                                           ordered_json{{"type", "ByteFallback"}}, ordered_json{{"type", "Fuse"}}})}}
+          : ordered_json{{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+  int32_t unk = -1;
+  for (int32_t i = 0; i < n && spm; ++i)
+    if (vocab.tokens[i] == "<unk>") unk = i;
   root["model"] = ordered_json{{"type", "BPE"},
                                {"dropout", nullptr},
-                               {"unk_token", nullptr},
+                               {"unk_token", unk >= 0 ? ordered_json("<unk>") : ordered_json(nullptr)},
                                {"continuing_subword_prefix", nullptr},
                                {"end_of_word_suffix", nullptr},
-                               {"fuse_unk", false},
-                               {"byte_fallback", false},
-                               {"ignore_merges", PreTokenizer::named_ignore_merges(pre)},
+                               {"fuse_unk", spm},
+                               {"byte_fallback", spm},
+                               {"ignore_merges", !spm && PreTokenizer::named_ignore_merges(pre)},
                                {"vocab", std::move(vocab_json)},
                                {"merges", std::move(merges)}};
   std::string text;

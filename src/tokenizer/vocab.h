@@ -26,15 +26,19 @@ struct SpmVocab {
   std::string chat_template;        // Jinja template when the file carries one
 };
 
-// Byte-level BPE vocabulary (GGUF tokenizer.ggml.model=gpt2, HF tokenizer.json BPE with ByteLevel).
+// BPE vocabulary: byte-level (GGUF tokenizer.ggml.model=gpt2, HF tokenizer.json BPE with ByteLevel) or
+// SentencePiece-style (GGUF gemma4, Gemma's tokenizer.json).
 struct BpeVocab {
-  std::vector<std::string> tokens;  // byte-level encoded strings ("Ġthe")
+  std::vector<std::string> tokens;  // byte-level encoded strings ("Ġthe"), or raw ones when sentencepiece_style
   std::vector<std::string> merges;  // "Ġ t" pairs in priority order
   std::vector<TokenType> types;     // kControl / kUserDefined mark special / added tokens
   std::string pre_tokenizer;        // GGUF tokenizer.ggml.pre: "smollm", "llama-bpe", "qwen2", "gpt2", ...
   int32_t bos_id = -1, eos_id = -1;
   bool add_bos = false;
   std::string chat_template;        // Jinja template when the file carries one
+  // SentencePiece-style BPE (llama.cpp's "gemma4" tokenizer model, Gemma's tokenizer.json): no
+  // pre-tokenizer, spaces as "▁" and back, characters with byte fallback to <0xXX> tokens.
+  bool sentencepiece_style = false;
 };
 
 }  // namespace genai

@@ -14,6 +14,9 @@ Modes:
   spm MODEL CORPUS                         sentencepiece encode/decode + the model's pieces
   gemma-json MODEL OUT_DIR                 the sentencepiece model as Gemma's tokenizer.json
                                            (transformers' GemmaTokenizer: " " -> "▁", byte fallback)
+  gemma-gguf TOKENIZER_JSON OUT            that tokenizer.json's vocabulary in a GGUF file the way
+                                           llama.cpp's converter keeps Gemma 4's (tokenizer.ggml.model
+                                           gemma4: tokens, token types, merges; add_bos)
 Output: {"ids": [[...], ...], "decoded": [...], ...}
 """
 import json
@@ -159,6 +162,35 @@ def gemma_json(model, out_dir):
     return {"path": out_dir + "/tokenizer.json"}
 
 
+def gemma_gguf(tokenizer_json, out):
+    from gguf import GGUFWriter, TokenType
+    j = json.load(open(tokenizer_json))
+    vocab = j["model"]["vocab"]
+    tokens = [None] * (max(vocab.values()) + 1)
+    for t, i in vocab.items():
+        tokens[i] = t
+    types = [TokenType.NORMAL] * len(tokens)
+    for a in j["added_tokens"]:
+        types[a["id"]] = TokenType.CONTROL if a["special"] else TokenType.USER_DEFINED
+    for i, t in enumerate(tokens):
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            types[i] = TokenType.BYTE
+    merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+    w = GGUFWriter(out, "gemma4")
+    w.add_tokenizer_model("gemma4")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(vocab.get("<s>", 1))
+    w.add_eos_token_id(vocab.get("</s>", 2))
+    w.add_add_bos_token(True)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return {"path": out}
+
+
 def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__)
@@ -177,6 +209,8 @@ def main(argv):
         out = spm_run(argv[2], load_corpus(argv[3]))
     elif mode == "gemma-json":
         out = gemma_json(argv[2], argv[3])
+    elif mode == "gemma-gguf":
+        out = gemma_gguf(argv[2], argv[3])
     else:
         raise SystemExit(f"unknown mode {mode}\n{__doc__}")
     json.dump(out, sys.stdout, ensure_ascii=True)

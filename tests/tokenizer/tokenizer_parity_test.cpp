@@ -210,6 +210,22 @@ TEST(TokenizerParity, GemmaStyleTokenizerJsonMatchesHfTokenizers) {
   expect_tokenizer_parity(*tok, ref, corpus, true, "gemma-style tokenizer.json");
   // Spaces become "▁" pieces, and characters the vocabulary lacks its <0xXX> bytes.
   EXPECT_EQ(tok->decode(tok->encode("a  b \xe2\x98\x83", false)), "a  b \xe2\x98\x83");
+
+  // The same vocabulary as llama.cpp keeps a Gemma 4 GGUF's (tokenizer.ggml.model gemma4).
+  const std::string gguf = dir.file("gemma4.gguf");
+  ASSERT_FALSE(run_tokenizer_ref({"gemma-gguf", path, gguf}).is_null());
+  GgufVocab vocab = gguf_read_vocab(GgufFile::open(gguf));
+  ASSERT_TRUE(std::holds_alternative<BpeVocab>(vocab));
+  EXPECT_TRUE(std::get<BpeVocab>(vocab).sentencepiece_style);
+  EXPECT_TRUE(std::get<BpeVocab>(vocab).add_bos);
+  const BpeVocab bpe = std::get<BpeVocab>(vocab);
+  auto from_gguf = make_bpe_tokenizer(bpe);
+  expect_tokenizer_parity(*from_gguf, ref, corpus, true, "gemma4 GGUF vocabulary");
+  // A compiled program carries it as tokenizer.json again, which loads to the same tokenizer.
+  const std::string rewritten = dir.file("rewritten.json");
+  write_tokenizer_json(bpe, rewritten);
+  expect_tokenizer_parity(*load_tokenizer_json(rewritten), ref, corpus, true, "gemma4 GGUF vocabulary as tokenizer.json");
+  EXPECT_EQ(run_tokenizer_ref({"load-json", rewritten, tokenizer_corpus_path()})["ids"], ref["ids"]);
 }
 
 }  // namespace
