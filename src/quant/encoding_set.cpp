@@ -278,6 +278,15 @@ EncodingSet reconcile_encodings(const Graph& g, const EncodingSet& source) {
     auto it = source.activations.find(v.name);
     if (it != source.activations.end()) set.activations[v.name] = it->second;
   }
+  // The sliding layers' window mask (0 / -255, as the mask input) appears only in graphs whose
+  // context passes the window; a calibration graph within the window has none, so it takes the
+  // mask input's encoding here, as derive_encodings gives it where it is calibrated.
+  if (auto mask = source.activations.find("atten_mask"); mask != source.activations.end())
+    for (const auto& op : g.ops()) {
+      const auto& r = g.value(op.result);
+      if (is_float_value(r) && !is_passthrough(op.kind) && starts_with(r.name, "atten_mask.") && !set.activations.count(r.name))
+        set.activations[r.name] = mask->second;
+    }
   complete(g, set.activations);
   check_complete(g, set.activations);
   for (const auto& op : g.ops())

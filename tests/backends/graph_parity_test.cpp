@@ -184,6 +184,13 @@ TEST(QuantizedParityVariants, SlidingLayersPastTheirWindow) {
     const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid, 32, 4);
     ASSERT_GE(q.graphs.at("kv_forward")->find_value("atten_mask.window"), 0);
     expect_hybrid_codes_match(q);
+    // Calibrated within the window (no window mask in the calibration graph), deployed past it:
+    // the window mask takes the mask input's encoding (as `genai eval` at its default context).
+    model->config.sliding_window = 20;
+    const auto within = quantize(model, "16a8w", graph::ModelMode::kHybrid, 32, 4, /*calibration=*/16);
+    ASSERT_GE(within.graphs.at("kv_forward")->find_value("atten_mask.window"), 0);
+    EXPECT_EQ(within.encodings.at("kv_forward")->activations.at("atten_mask.window_part"), quant::mask_encoding());
+    expect_hybrid_codes_match(within);
   }
 }
 
