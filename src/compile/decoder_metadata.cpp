@@ -64,10 +64,7 @@ pipeline::Metadata complete_decoder_metadata(const ModelConfig& config, const pi
   if (config.has_per_layer_kv()) {
     fill("get_n_self_layers", config.kv_layers());
     fill("get_num_kv_shared_layers", config.kv_shared_layers);
-    int64_t global = config.head_dim;
-    for (int64_t l = 0; l < config.n_layers; ++l)
-      if (!config.layer_slides(l)) global = config.layer_head_dim(l);
-    fill("get_global_head_dim", global);
+    fill("get_global_head_dim", config.global_layer_head_dim());
     if (config.sliding_window > 0) fill("get_sliding_window", config.sliding_window);
   }
 

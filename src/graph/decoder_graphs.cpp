@@ -13,8 +13,6 @@ namespace {
 
 std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
 
-Attrs norm_attrs_of(const ModelConfig& c) { return {{"eps", static_cast<double>(c.norm_eps)}}; }
-
 void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
   if (o.max_context_len < 2) throw_input_error("--max_context_len must be at least 2, got {}", o.max_context_len);
   if (o.mode == ModelMode::kHybrid) {
@@ -153,6 +151,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     h = g->add_op(OpKind::kMul, {h, scalar("embed.scale", c.embedding_multiplier)}, "embed.scaled");
   // Gemma 4's per-layer inputs [1, ar, L, P]: (RMSNorm(h W^T / sqrt(dim)) + table[tokens] *
   // sqrt(P)) / sqrt(2), each layer reading its slice.
+  const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
   ValueId ple = -1;
   if (c.ple_dim > 0) {
     const int64_t P = c.ple_dim;
@@ -162,7 +161,7 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
         "ple.proj.scaled");
     const ValueId split = g->add_op(OpKind::kReshape, {scaled}, "ple.proj.layers", {{"shape", ints({1, ar, L, P})}});
     const ValueId normed =
-        g->add_op(OpKind::kRmsNorm, {split, g->add_weight(wn::per_layer_projection_norm())}, "ple.proj.norm", norm_attrs_of(c));
+        g->add_op(OpKind::kRmsNorm, {split, g->add_weight(wn::per_layer_projection_norm())}, "ple.proj.norm", norm_attrs);
     const ValueId rows = g->add_op(OpKind::kGather, {g->add_weight(wn::embed_tokens_per_layer()), tokens}, "ple.embed");
     const ValueId rows_scaled = g->add_op(
         OpKind::kMul, {rows, scalar("ple.embed.scale", static_cast<float>(std::sqrt(static_cast<double>(P))))},
@@ -182,7 +181,6 @@ std::shared_ptr<Graph> build_decoder_graph(const ModelConfig& c, std::shared_ptr
     if (residual_scale >= 0) out = g->add_op(OpKind::kMul, {out, residual_scale}, name + ".scaled");
     return g->add_op(OpKind::kAdd, {base, out}, name);
   };
-  const Attrs norm_attrs = norm_attrs_of(c);
   // The family's norm over the last axis: RMSNorm, or LayerNorm with the weight's bias beside it.
   auto norm = [&](ValueId x, const std::string& weight, const std::string& name) {
     if (!c.layer_norm) return g->add_op(OpKind::kRmsNorm, {x, g->add_weight(weight)}, name, norm_attrs);

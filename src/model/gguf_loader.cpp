@@ -36,10 +36,8 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
       if (!(t.data<float>()[i] >= 1e29f))
         throw_input_error("{}: tensor rope_freqs.weight: value {} at {} is neither 1 (rotates) nor >= 1e29 (does not)",
                           src, t.data<float>()[i], i);
-    c.global_rope_fraction = angles == half ? 0.0f : static_cast<float>(2.0 * static_cast<double>(angles) / static_cast<double>(2 * half));
-    rf = nullptr;
-  }
-  if (rf) {
+    c.global_rope_fraction = angles == half ? 0.0f : static_cast<float>(static_cast<double>(angles) / static_cast<double>(half));
+  } else if (rf) {
     Tensor t = file.tensor_f32(*rf);
     if (t.numel() != c.head_dim / 2)
       throw_input_error("{}: tensor rope_freqs.weight: expected {} values (head_dim / 2), got {}", src,

@@ -71,9 +71,7 @@ std::vector<int64_t> per_layer_ints(const GgufFile& f, const std::string& k, int
     if (static_cast<int64_t>(items->size()) != n_layers)
       throw_input_error("{}: metadata key {} lists {} values for {} layers", f.source(), k, items->size(), n_layers);
     std::vector<int64_t> out;
-    for (int32_t x : f.get_int_array(k)) out.push_back(x);
-    if (static_cast<int64_t>(out.size()) != n_layers)
-      throw_input_error("{}: metadata key {} must list integers", f.source(), k);
+    for (int32_t x : f.get_int_array(k)) out.push_back(x);  // InputError for a non-integer entry
     return out;
   }
   return std::vector<int64_t>(static_cast<size_t>(n_layers), f.require_int(k));
@@ -145,9 +143,7 @@ void write_gemma4_keys(GgufWriter& w, const std::string& arch, const ModelConfig
     for (int64_t l = 0; l < c.n_layers; ++l) items.push_back(u32(value(l)));
     return GgufValue::array(GgufValueType::kUint32, std::move(items));
   };
-  int64_t global = c.head_dim;
-  for (int64_t l = 0; l < c.n_layers; ++l)
-    if (!c.layer_slides(l)) global = c.layer_head_dim(l);
+  const int64_t global = c.global_layer_head_dim();
   w.set(key(arch, "attention.key_length"), u32(global));
   w.set(key(arch, "attention.value_length"), u32(global));
   w.set(key(arch, "attention.key_length_swa"), u32(c.head_dim));

@@ -152,7 +152,8 @@ struct ModelConfig {
                      global_rope_fraction > 0.0f;
     return own && layer_slides(layer);
   }
-  // The rope width of the layers that are not local: the global layers' head size where it differs.
+  // The full-attention layers' head size, and the rope width of the layers that are not local.
+  int64_t global_layer_head_dim() const { return global_head_dim > 0 ? global_head_dim : head_dim; }
   int64_t global_rotary_dims() const { return global_head_dim > 0 ? global_head_dim : rotary_dims(); }
   // Gemma's embedding scale: sqrt(dim) rounded to float32, as transformers' normalizer.
   static float gemma_embedding_scale(int64_t dim) { return static_cast<float>(std::sqrt(static_cast<double>(dim))); }

@@ -281,7 +281,7 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
     }
     if (op.kind == OpKind::kRope) {  // 16-bit codes: the HTP's four quantized steps (kernels/quantized_rope.h)
       const Encoding *ex = find_enc(op.operands[0]), *ec = find_enc(op.operands[1]), *es = find_enc(op.operands[2]);
-      const Encoding* ey = set.activations.count(r.name) ? &set.activations.at(r.name) : nullptr;
+      const Encoding* ey = find_enc(op.result);
       if (!ex || !ec || !es || !ey || ex->is_float() || ec->is_float() || es->is_float() || ey->is_float()) return std::nullopt;
       if (!kernels::htp_rope_applies(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey))) return std::nullopt;
       const kernels::HtpRope p = kernels::htp_rope_params(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey));
@@ -296,7 +296,7 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
     }
     if (op.kind == OpKind::kSilu) {  // 16-bit codes: sigmoid onto its [0, 1] grid, then the product (kernels/quantized_silu.h)
       const Encoding *ex = find_enc(op.operands[0]);
-      const Encoding* ey = set.activations.count(r.name) ? &set.activations.at(r.name) : nullptr;
+      const Encoding* ey = find_enc(op.result);
       if (!ex || !ey || ex->is_float() || ey->is_float() || !kernels::htp_silu_applies(qparams(*ex), qparams(*ey)))
         return std::nullopt;
       const std::vector<uint16_t> cx = codes_of(*in[0], *ex);
