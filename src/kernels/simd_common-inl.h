@@ -94,6 +94,36 @@ HWY_INLINE void StoreCodes(DI di, hn::Vec<DI> q, ActType t, void* y, int64_t ind
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Integer pair products shared by linear_q and matmul_q.
+
+HWY_INLINE VI32 PairDot(DI32 d32, VI32 acc, VI16 w, VI16 x) {
+#if HWY_TARGET == HWY_AVX3_DL
+  (void)d32;
+  // vpdpwssd (AVX-512 VNNI): acc += w[2i] x[2i] + w[2i+1] x[2i+1], no saturation. Highway
+  // 1.0.3's AVX3_DL target string lacks avx512vnni, so the instruction is emitted directly.
+  auto raw = acc.raw;
+  asm("vpdpwssd %2, %1, %0" : "+v"(raw) : "v"(w.raw), "v"(x.raw));
+  return VI32{raw};
+#elif HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128
+  VI32 unused = hn::Zero(d32);
+  return hn::ReorderWidenMulAccumulate(d32, w, x, acc, unused);  // vpmaddwd + vpaddd
+#else
+  // Portable: widen the even and the odd int16 lanes of each pair and multiply in int32.
+  const VI32 w32 = hn::BitCast(d32, w), x32 = hn::BitCast(d32, x);
+  const VI32 we = hn::ShiftRight<16>(hn::ShiftLeft<16>(w32)), wo = hn::ShiftRight<16>(w32);
+  const VI32 xe = hn::ShiftRight<16>(hn::ShiftLeft<16>(x32)), xo = hn::ShiftRight<16>(x32);
+  return hn::Add(acc, hn::Add(hn::Mul(we, xe), hn::Mul(wo, xo)));
+#endif
+}
+
+// The activation pair (x'[k], x'[k+1]) in every 32-bit lane.
+HWY_INLINE VI16 BroadcastPair(const int16_t* x) {
+  int32_t v;
+  std::memcpy(&v, x, sizeof(v));
+  return hn::BitCast(DI16(), hn::Set(DI32(), v));
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
 
 }  // namespace HWY_NAMESPACE

@@ -138,6 +138,209 @@ void MatmulScalarPart(const MatmulJob& job, int64_t b_offset, const RowRef* rows
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// matmul_q with 8-bit b (the KV cache of the 8-bit-KV recipes): integer sums, as linear_q's.
+// a' = a - off_a as int16 (off_a = 32768 for 16-bit codes, 0 for 8-bit ones) times b's raw codes
+// (0..255): one pair step adds at most 2 * 32768 * 255 < 2^24 to an int32 lane, so lanes stay
+// exact for 128 steps and are flushed into doubles every kIntFlush steps. Then
+//   sum_p (a - za)(b - zb) = S - zb A + (off_a - za)(Bsum - K zb),
+// S = sum a' b, A = sum a' (per row), Bsum = sum b (per column): the exact integers MatmulBlock
+// holds, so the results are the same bits. b is packed per work item into pairs along K
+// (column j of pair step q at [q][j][2]), each pair vector then used by every row of the item.
+
+constexpr int kIntCols = HWY_MAX_BYTES >= 64 ? 4 : 2;  // column vectors per register tile
+constexpr int kIntRows = 4;                            // rows per register tile
+constexpr int64_t kIntRowChunk = 64;                   // rows per work item (b is packed per item)
+constexpr int64_t kIntFlush = 128;                     // pair steps per exact int32 run
+
+struct IntItemData {
+  const int16_t* b = nullptr;  // [pairs][width][2]
+  const int32_t* bsum = nullptr;  // [width]: sum_p b per column
+  int64_t width = 0, pairs = 0;
+};
+
+// Rows rr[0..R) (a' rows in `ax`, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item.
+template <int R>
+HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax, const int32_t* asum,
+                        const int64_t* yrow, int64_t j0, int64_t jv, double off_a) {
+  const DI32 di;
+  const DD dd;
+  const hn::Rebind<int32_t, DD> dih;
+  const hn::Rebind<float, DD> dfh;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
+  constexpr int V = kIntCols;
+  HWY_ALIGN double sum[R * V * kMaxLanes32];
+  for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
+  for (int64_t q0 = 0; q0 < it.pairs; q0 += kIntFlush) {
+    VI32 acc[R][V];
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(di);
+    const int64_t q1 = std::min(it.pairs, q0 + kIntFlush);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int16_t* bp = it.b + (q * it.width + jv) * 2;
+      VI16 bv[V];
+      for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
+      for (int r = 0; r < R; ++r) {
+        const VI16 x = BroadcastPair(ax[r] + 2 * q);
+        for (int v = 0; v < V; ++v) acc[r][v] = PairDot(di, acc[r][v], bv[v], x);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < V; ++v) {
+        double* s = sum + (r * V + v) * L;
+        hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, acc[r][v]))), dd, s);
+        hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
+      }
+  }
+  const auto m = hn::Set(dfh, job.m);
+  const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
+  const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
+  const auto zp = hn::Set(dih, job.ey.zero_point);
+  const VD kzb = hn::Set(dd, job.zpb * static_cast<double>(job.K));
+  const VD off_corr = hn::Set(dd, off_a - job.zpa), htp_corr = hn::Set(dd, 32768.0 - job.zpa);
+  for (int v = 0; v < V; ++v) {
+    const int64_t jc = jv + v * L;  // column within the item
+    for (int half = 0; half < 2; ++half) {
+      const int64_t jh = jc + half * H;
+      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, job.N - (j0 + jh)));
+      if (valid == 0) continue;
+      // Bsum - K zb per column, exact.
+      const VD bz = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dih, it.bsum + jh)), kzb);
+      for (int r = 0; r < R; ++r) {
+        const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
+        // centred = S - zb A = sum (a - off_a)(b - zb); total = centred + (off_a - za)(Bsum - K zb).
+        const VD centred = hn::Sub(sv, hn::Set(dd, job.zpb * static_cast<double>(asum[r])));
+        VD s;
+        if (job.htp_floor) {  // 16-bit a: off_a = 32768, the HTP's centring
+          s = HtpAccumulatorVec(dd, centred, hn::Mul(bz, htp_corr));
+        } else {
+          s = hn::Add(centred, hn::Mul(bz, off_corr));
+        }
+        const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
+        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jh, static_cast<size_t>(valid));
+      }
+    }
+  }
+}
+
+void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
+  const DI32 di;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), tile = kIntCols * L;
+  const int64_t K = job.K, N = job.N, pairs = (K + 1) / 2, kp = 2 * pairs;
+  const bool a16 = job.at == ActType::kU16;
+  const double off_a = a16 ? 32768.0 : 0.0;
+  // Rows grouped by the b matrix they read (GQA heads share one).
+  struct Group {
+    int64_t b_offset;
+    size_t first, count;
+  };
+  std::vector<RowRef> rows;
+  std::vector<Group> groups;
+  {
+    std::vector<size_t> order(batches.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t z) { return batches[x].b_offset < batches[z].b_offset; });
+    for (size_t k = 0; k < order.size();) {
+      const int64_t boff = batches[order[k]].b_offset;
+      const size_t first = rows.size();
+      for (; k < order.size() && batches[order[k]].b_offset == boff; ++k)
+        for (int64_t i = 0; i < job.M; ++i) rows.push_back({batches[order[k]].a_offset + i * K, batches[order[k]].y_offset + i * N});
+      groups.push_back({boff, first, rows.size() - first});
+    }
+  }
+  // Work items: (group, column span, row chunk). Spans of up to 256 columns.
+  const int64_t span = std::min<int64_t>((N + tile - 1) / tile * tile, std::max<int64_t>(tile, 256 / tile * tile));
+  const int64_t spans = (N + span - 1) / span;
+  struct Item {
+    size_t group;
+    int64_t j0;
+    size_t r0, r1;
+  };
+  std::vector<Item> items;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (int64_t s = 0; s < spans; ++s)
+      for (size_t r = 0; r < groups[g].count; r += kIntRowChunk)
+        items.push_back({g, s * span, r, std::min<size_t>(groups[g].count, r + kIntRowChunk)});
+  ThreadPool::global().parallel_for(static_cast<int64_t>(items.size()), [&](int64_t begin, int64_t end) {
+    thread_local std::vector<int16_t> bbuf, abuf;
+    thread_local std::vector<int32_t> bsbuf, asbuf;
+    for (int64_t ii = begin; ii < end; ++ii) {
+      const Item& item = items[static_cast<size_t>(ii)];
+      const Group& g = groups[item.group];
+      const int64_t width = std::min(span, (N - item.j0 + tile - 1) / tile * tile);
+      // Pack b's columns [j0, j0 + width) as pairs along K; zeros past K and N.
+      if (bbuf.size() < static_cast<size_t>(pairs * width * 2) + 64) bbuf.resize(static_cast<size_t>(pairs * width * 2) + 64);
+      if (bsbuf.size() < static_cast<size_t>(width)) bsbuf.resize(static_cast<size_t>(width));
+      int16_t* pb = bbuf.data();
+      pb += (64 - reinterpret_cast<uintptr_t>(pb) % 64) % 64 / sizeof(int16_t);  // vector-aligned
+      int32_t* bs = bsbuf.data();
+      const int64_t valid = std::min(width, N - item.j0);
+      const uint8_t* b = static_cast<const uint8_t*>(job.b) + g.b_offset + item.j0;
+      // Lane j of a pair vector: b[2q][j] in its low half, b[2q + 1][j] in its high half.
+      const hn::Rebind<uint8_t, DI32> du8;
+      const int64_t full = valid / L * L;
+      for (int64_t j = 0; j < width; ++j) bs[j] = 0;
+      for (int64_t q = 0; q < pairs; ++q) {
+        int32_t* o = reinterpret_cast<int32_t*>(pb + q * width * 2);
+        const uint8_t* r0 = b + 2 * q * N;
+        const uint8_t* r1 = b + (2 * q + 1) * N;
+        const bool has1 = 2 * q + 1 < K;
+        int64_t j = 0;
+        for (; j < full; j += L) {
+          const VI32 v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + j));
+          const VI32 v1 = has1 ? hn::PromoteTo(di, hn::LoadU(du8, r1 + j)) : hn::Zero(di);
+          hn::Store(hn::Or(v0, hn::ShiftLeft<16>(v1)), di, o + j);
+          hn::StoreU(hn::Add(hn::LoadU(di, bs + j), hn::Add(v0, v1)), di, bs + j);
+        }
+        for (; j < valid; ++j) {
+          const int32_t v0 = r0[j], v1 = has1 ? r1[j] : 0;
+          o[j] = v0 | (v1 << 16);
+          bs[j] += v0 + v1;
+        }
+        for (; j < width; ++j) o[j] = 0;
+      }
+      // a' rows of the item, zero-padded to an even K, and their sums.
+      const size_t n_rows = item.r1 - item.r0;
+      if (abuf.size() < n_rows * static_cast<size_t>(kp)) abuf.resize(n_rows * static_cast<size_t>(kp));
+      if (asbuf.size() < n_rows) asbuf.resize(n_rows);
+      for (size_t r = 0; r < n_rows; ++r) {
+        const int64_t ao = rows[g.first + item.r0 + r].a;
+        int16_t* dst = abuf.data() + r * static_cast<size_t>(kp);
+        int32_t sacc = 0;
+        if (a16) {
+          const uint16_t* src = static_cast<const uint16_t*>(job.a) + ao;
+          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p] ^ 0x8000u);
+        } else {
+          const uint8_t* src = static_cast<const uint8_t*>(job.a) + ao;
+          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p]);
+        }
+        if (kp > K) dst[K] = 0;
+        asbuf[r] = sacc;
+      }
+      const IntItemData data{pb, bs, width, pairs};
+      for (size_t r = 0; r < n_rows; r += kIntRows) {
+        const int nr = static_cast<int>(std::min<size_t>(kIntRows, n_rows - r));
+        const int16_t* ax[kIntRows];
+        int64_t yrow[kIntRows];
+        for (int k = 0; k < nr; ++k) {
+          ax[k] = abuf.data() + (r + static_cast<size_t>(k)) * static_cast<size_t>(kp);
+          yrow[k] = rows[g.first + item.r0 + r + static_cast<size_t>(k)].y;
+        }
+        const int32_t* as = asbuf.data() + r;
+        for (int64_t jv = 0; jv < width; jv += tile) {
+          switch (nr) {
+            case 4: IntTile<4>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
+            case 3: IntTile<3>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
+            case 2: IntTile<2>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
+            default: IntTile<1>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
+          }
+        }
+      }
+    }
+  });
+}
+
 void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, ActType bt, const QParams& eb, int64_t M,
                  int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey, ActType yt, void* y) {
   const DD dd;
@@ -156,6 +359,10 @@ void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, Ac
                       ey,
                       yt,
                       y};
+  if (bt == ActType::kU8 && K > 0 && N > 0) {
+    MatmulQInt(job, batches);
+    return;
+  }
   // Rows grouped by the B matrix they read (GQA heads share one), in chunks of up to 4.
   struct Chunk {
     int64_t b_offset;

@@ -111,7 +111,21 @@ TEST(MatmulQ, AttentionShapesMatchTheQdqFormula) {
   run_case({ActType::kU16, ActType::kU16, ActType::kU16, 2, 1, 16, 64, 300, false}, seed++);
 }
 
+// 8-bit b (the 8-bit KV cache) takes the integer path: pair sums in int32 lanes, packed b per
+// work item; rows past one item (64), K past one exact run (256) and odd K, N past one span.
+TEST(MatmulQ, EightBitCacheShapesMatchTheQdqFormula) {
+  uint32_t seed = 100;
+  for (int64_t M : {1, 5, 70})
+    for (int64_t N : {1, 19, 64, 300}) {
+      run_case({ActType::kU16, ActType::kU8, ActType::kU16, 6, 2, M, 64, N, false}, seed++);  // q.k^T
+      run_case({ActType::kU16, ActType::kU8, ActType::kU16, 3, 1, M, N, 64, false}, seed++);  // p.v
+    }
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 3, 515, 33, false}, seed++);
+  run_case({ActType::kU8, ActType::kU8, ActType::kU16, 2, 2, 9, 33, 40, false}, seed++);
+}
+
 TEST(MatmulQ, ExtremeCodesStayExact) {
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 5, 2048, 37, true}, 7);
   run_case({ActType::kU16, ActType::kU16, ActType::kU16, 2, 1, 2, 2048, 20, true}, 5);
   run_case({ActType::kU16, ActType::kU16, ActType::kU8, 1, 1, 3, 64, 70, true}, 6);
 }
