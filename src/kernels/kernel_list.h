@@ -12,13 +12,20 @@
 
 #include "kernels/packed_linear.h"
 #include "kernels/quantize.h"
+#include "kernels/quantized_add.h"
 #include "kernels/quantized_matmul.h"
 
 #define GENAI_KERNELS_QUANTIZE(X)                                                                              \
   X(quantize, QuantizeImpl, (const float* x, int64_t n, const QParams& p, ActType t, void* q), (x, n, p, t, q)) \
   X(dequantize, DequantizeImpl, (const void* q, ActType t, int64_t n, const QParams& p, float* x),             \
     (q, t, n, p, x))                                                                                             \
-  X(round_to_f16, RoundToF16Impl, (float* x, int64_t n), (x, n))
+  X(quantize_floor, QuantizeFloorImpl, (const float* x, int64_t n, const QParams& p, ActType t, void* q),       \
+    (x, n, p, t, q))                                                                                             \
+  X(round_to_f16, RoundToF16Impl, (float* x, int64_t n), (x, n))                                                \
+  X(add_q, AddQImpl,                                                                                             \
+    (const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,            \
+     const HtpAdd& p, ActType yt, void* y),                                                                      \
+    (a, at, a_step, b, bt, b_step, n, p, yt, y))
 
 // linear_q: w.bits 4 or 8 with w.block_size 0 or a multiple of 4 up to 128 (int32 lanes stay
 // exact), or w.bits 16 per channel, in the vectorised build.

@@ -42,6 +42,10 @@ void round_to_f16(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = f16_to_f32(f32_to_f16(x[i]));
 }
 
+void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  quantize_rounded<requantize_floor>(x, n, p, t, q);
+}
+
 }  // namespace scalar
 
 void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
@@ -50,9 +54,10 @@ void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   else scalar::quantize(x, n, p, t, q);
 }
 
-// Scalar in every kernel mode: the one implementation (see quantize.h).
 void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
-  quantize_rounded<requantize_floor>(x, n, p, t, q);
+  if (n <= 0) return;
+  if (use_simd()) simd::quantize_floor(x, n, p, t, q);
+  else scalar::quantize_floor(x, n, p, t, q);
 }
 
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x) {

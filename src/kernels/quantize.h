@@ -23,7 +23,7 @@ inline int32_t code_at(const void* p, ActType t, int64_t i) {
 
 void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q);
 // The same with floor instead of round half to even (kernels::requantize_floor): rms_norm results,
-// as the HTP rounds them. One scalar implementation for every path (norm rows are short).
+// as the HTP rounds them.
 void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q);
 void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x);
 // Float16 round trip in place (round to nearest even; beyond +-65504 becomes infinity): the fp16

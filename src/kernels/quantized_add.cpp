@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
+
 namespace genai::kernels {
 
 HtpAdd htp_add_params(const QParams& ea, const QParams& eb, const QParams& ey) {
@@ -25,6 +28,8 @@ HtpAdd htp_add_params(const QParams& ea, const QParams& eb, const QParams& ey) {
   return p;
 }
 
+namespace scalar {
+
 void add_q(const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,
            const HtpAdd& p, ActType yt, void* y) {
   for (int64_t i = 0; i < n; ++i) {
@@ -32,6 +37,15 @@ void add_q(const void* a, ActType at, int64_t a_step, const void* b, ActType bt,
     if (yt == ActType::kU8) static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(v);
     else static_cast<uint16_t*>(y)[i] = static_cast<uint16_t>(v);
   }
+}
+
+}  // namespace scalar
+
+void add_q(const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,
+           const HtpAdd& p, ActType yt, void* y) {
+  if (n <= 0) return;
+  if (use_simd()) simd::add_q(a, at, a_step, b, bt, b_step, n, p, yt, y);
+  else scalar::add_q(a, at, a_step, b, bt, b_step, n, p, yt, y);
 }
 
 }  // namespace genai::kernels

@@ -47,6 +47,61 @@ void QuantizeImpl(const float* x, int64_t n, const QParams& p, ActType t, void* 
                                                                      : static_cast<void*>(static_cast<uint16_t*>(q) + i));
 }
 
+// kernels::requantize_floor: floor(x / scale) clamped, NaN -> the zero point.
+void QuantizeFloorImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  const DF df;
+  const DI32 di;
+  const VF scale = hn::Set(df, p.scale);
+  const VF lo = hn::Set(df, static_cast<float>(p.qmin - p.zero_point));
+  const VF hi = hn::Set(df, static_cast<float>(p.qmax - p.zero_point));
+  const VI32 zp = hn::Set(di, p.zero_point);
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const VF r = hn::Floor(hn::Div(hn::LoadU(df, x + i), scale));
+    const VF c = hn::IfThenElseZero(hn::Eq(r, r), hn::Min(hn::Max(r, lo), hi));
+    StoreCodes(di, hn::Add(hn::ConvertTo(di, c), zp), t, q, i, static_cast<size_t>(L));
+  }
+  if (i < n)
+    scalar::quantize_floor(x + i, n - i, p, t,
+                           t == ActType::kU8 ? static_cast<void*>(static_cast<uint8_t*>(q) + i)
+                                             : static_cast<void*>(static_cast<uint16_t*>(q) + i));
+}
+
+// kernels::htp_add_code on 16-bit codes, element-wise (steps 1): the integer sum held in doubles
+// (each product is below 2^31 and the sum below 2^33, so exact), divided by 2^shift (exact) and
+// floored, as the scalar build's arithmetic shift. Other types and steps: the scalar build.
+void AddQImpl(const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,
+              const HtpAdd& p, ActType yt, void* y) {
+  if (at != ActType::kU16 || bt != ActType::kU16 || yt != ActType::kU16 || b_step != 1 || (a_step != 1 && a_step != 0)) {
+    scalar::add_q(a, at, a_step, b, bt, b_step, n, p, yt, y);
+    return;
+  }
+  const DD dd;
+  const hn::Rebind<int32_t, DD> di;
+  const hn::Rebind<uint16_t, DD> du;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
+  const uint16_t* pa = static_cast<const uint16_t*>(a);
+  const uint16_t* pb = static_cast<const uint16_t*>(b);
+  uint16_t* py = static_cast<uint16_t*>(y);
+  const VD ma = hn::Set(dd, static_cast<double>(p.ma)), mb = hn::Set(dd, static_cast<double>(p.mb));
+  const VD zpa = hn::Set(dd, static_cast<double>(p.zpa)), zpb = hn::Set(dd, static_cast<double>(p.zpb));
+  const VD half = hn::Set(dd, static_cast<double>(int64_t{1} << (p.shift - 1)));
+  const VD inv = hn::Set(dd, 1.0 / static_cast<double>(int64_t{1} << p.shift));
+  const VD zpy = hn::Set(dd, static_cast<double>(p.zpy));
+  const VD lo = hn::Set(dd, static_cast<double>(p.qmin)), hi = hn::Set(dd, static_cast<double>(p.qmax));
+  const auto load = [&](const uint16_t* src) { return hn::PromoteTo(dd, hn::PromoteTo(di, hn::LoadU(du, src))); };
+  const VD a_scalar = a_step == 0 ? hn::Mul(hn::Sub(hn::Set(dd, static_cast<double>(pa[0])), zpa), ma) : hn::Zero(dd);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const VD ta = a_step == 0 ? a_scalar : hn::Mul(hn::Sub(load(pa + i), zpa), ma);
+    const VD s = hn::Add(hn::Add(ta, hn::Mul(hn::Sub(load(pb + i), zpb), mb)), half);
+    const VD q = hn::Min(hn::Max(hn::Add(hn::Floor(hn::Mul(s, inv)), zpy), lo), hi);
+    hn::StoreU(hn::DemoteTo(du, hn::DemoteTo(di, q)), du, py + i);
+  }
+  if (i < n) scalar::add_q(a_step == 0 ? pa : pa + i, at, a_step, pb + i, bt, b_step, n - i, p, yt, py + i);
+}
+
 void DequantizeImpl(const void* q, ActType t, int64_t n, const QParams& p, float* x) {
   const DF df;
   const DI32 di;

@@ -1,6 +1,7 @@
 // Every vectorised target compiled in (AVX-512 VNNI, AVX-512, AVX2, SSE4, SSSE3, EMU128 — the
 // portable code Arm's NEON build also runs) against the scalar build, by forcing Highway's
 // dispatch to one target at a time.
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "kernels/float_ops.h"
 #include "kernels/packed_linear.h"
+#include "kernels/quantized_add.h"
 #include "kernels/quantized_matmul.h"
 #include "kernel_test_util.h"
 
@@ -91,6 +93,32 @@ void run_everything(uint32_t seed) {
     return back;
   });
   EXPECT_EQ(qa, qb) << "quantize/dequantize";
+  // quantize_floor (with a NaN and values past both ends) and add_q (element-wise and with a
+  // repeated scalar a, on a multiplier pair that rounds and clamps).
+  auto xq = xf;
+  xq[3] = std::nanf("");
+  xq[4] = 1e9f;
+  xq[5] = -1e9f;
+  auto [fqa, fqb] = both_builds([&] {
+    CodeBuffer q(ActType::kU16, xq.size());
+    quantize_floor(xq.data(), static_cast<int64_t>(xq.size()), p, ActType::kU16, q.data());
+    return q.all();
+  });
+  EXPECT_EQ(fqa, fqb) << "quantize_floor";
+  CodeBuffer qa16(ActType::kU16, 301), qb16(ActType::kU16, 301);
+  for (size_t i = 0; i < qa16.size(); ++i) {
+    qa16.set(i, static_cast<int32_t>(rng() & 0xffff));
+    qb16.set(i, static_cast<int32_t>(rng() & 0xffff));
+  }
+  const HtpAdd h = htp_add_params({0.003f, 31000, 0, 65535}, {0.0021f, 33000, 0, 65535}, {0.004f, 32768, 0, 65535});
+  auto [aa, ab] = both_builds([&] {
+    CodeBuffer y(ActType::kU16, 2 * qa16.size());
+    add_q(qa16.data(), ActType::kU16, 1, qb16.data(), ActType::kU16, 1, 301, h, ActType::kU16, y.data());
+    add_q(qa16.data(), ActType::kU16, 0, qb16.data(), ActType::kU16, 1, 301, h, ActType::kU16,
+          static_cast<uint16_t*>(y.data()) + 301);
+    return y.all();
+  });
+  EXPECT_EQ(aa, ab) << "add_q";
   const auto c = testing::random_floats(rng, 3 * 64, -1, 1), s = testing::random_floats(rng, 3 * 64, -1, 1);
   auto [ra, rb] = both_builds([&] {
     std::vector<float> y(xf.begin(), xf.begin() + 2 * 3 * 64);

@@ -244,7 +244,9 @@ struct FloatOp {
   }
 };
 
-void run_general(const FloatOp& f, const BinaryParams& p, float (*op)(float, float)) {
+// Op is a function object (not a pointer), so the per-element loops below inline it.
+template <class Op>
+void run_general(const FloatOp& f, const BinaryParams& p, Op op) {
   const float* a = f.operand(0, 0, f.s.in[0].n);
   const float* b = f.operand(1, 0, f.s.in[1].n);
   kernels::for_each_broadcast(static_cast<size_t>(p.rank), p.dims.data(), p.stride_a.data(), p.stride_b.data(),
@@ -252,7 +254,8 @@ void run_general(const FloatOp& f, const BinaryParams& p, float (*op)(float, flo
   f.finish(0, f.s.out.n);
 }
 
-void binary_op(const FloatOp& f, float (*op)(float, float), void (*kernel)(const float*, const float*, int64_t, float*)) {
+template <class Op>
+void binary_op(const FloatOp& f, Op op, void (*kernel)(const float*, const float*, int64_t, float*)) {
   const BinaryParams& p = std::get<BinaryParams>(f.s.params);
   const int64_t n = f.s.out.n;
   switch (p.broadcast) {
@@ -268,7 +271,11 @@ void binary_op(const FloatOp& f, float (*op)(float, float), void (*kernel)(const
       const float sv = *f.operand(scalar_b ? 1 : 0, 0, 1);
       split_rows(n, 1, [&](int64_t e0, int64_t e1) {
         const float* v = f.operand(scalar_b ? 0 : 1, e0, e1);
-        for (int64_t i = 0; i < e1 - e0; ++i) f.y[e0 + i] = scalar_b ? op(v[i], sv) : op(sv, v[i]);
+        float* y = f.y + e0;
+        if (scalar_b)
+          for (int64_t i = 0; i < e1 - e0; ++i) y[i] = op(v[i], sv);
+        else
+          for (int64_t i = 0; i < e1 - e0; ++i) y[i] = op(sv, v[i]);
         f.finish(e0, e1);
       });
       break;
