@@ -154,22 +154,30 @@ constexpr int64_t kIntRowChunk = 64;                   // rows per work item (b 
 constexpr int64_t kIntFlush = 128;                     // pair steps per exact int32 run
 
 struct IntItemData {
-  const int16_t* b = nullptr;  // [pairs][width][2]
-  const int32_t* bsum = nullptr;  // [width]: sum_p b per column
+  const int16_t* b = nullptr;     // packed: [pairs][width][2]
+  const int32_t* bsum = nullptr;  // packed: [width], sum_p b per column
+  const uint8_t* raw = nullptr;   // direct: b's codes at the item's first column (row stride N)
   int64_t width = 0, pairs = 0;
 };
 
-// Rows rr[0..R) (a' rows in `ax`, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item.
-template <int R>
+// Rows ax[0..R) (a' rows, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item. kDirect:
+// the pair vectors are formed from b's rows as they are read (no packing; few rows to share
+// them); a tile reaching past b's last column (`cols` < the tile) reads its rows through a
+// zero-padded copy.
+template <int R, bool kDirect>
 HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax, const int32_t* asum,
-                        const int64_t* yrow, int64_t j0, int64_t jv, double off_a) {
+                        const int64_t* yrow, int64_t j0, int64_t jv, double off_a, int64_t cols) {
   const DI32 di;
   const DD dd;
   const hn::Rebind<int32_t, DD> dih;
   const hn::Rebind<float, DD> dfh;
+  const hn::Rebind<uint8_t, DI32> du8;
   const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
   constexpr int V = kIntCols;
   HWY_ALIGN double sum[R * V * kMaxLanes32];
+  HWY_ALIGN int32_t direct_bsum[V * kMaxLanes32];
+  VI32 bsv[V];
+  for (int v = 0; v < V; ++v) bsv[v] = hn::Zero(di);
   for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
   for (int64_t q0 = 0; q0 < it.pairs; q0 += kIntFlush) {
     VI32 acc[R][V];
@@ -177,9 +185,32 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
       for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(di);
     const int64_t q1 = std::min(it.pairs, q0 + kIntFlush);
     for (int64_t q = q0; q < q1; ++q) {
-      const int16_t* bp = it.b + (q * it.width + jv) * 2;
       VI16 bv[V];
-      for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
+      if constexpr (kDirect) {
+        // Lane j: b[2q][j] in its low half, b[2q + 1][j] in its high half.
+        const uint8_t* r0 = it.raw + 2 * q * job.N + jv;
+        const uint8_t* r1 = r0 + job.N;
+        const bool has1 = 2 * q + 1 < job.K;
+        for (int v = 0; v < V; ++v) {
+          const int64_t c0 = v * L;
+          VI32 v0 = hn::Zero(di), v1 = hn::Zero(di);
+          if (c0 + L <= cols) {
+            v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + c0));
+            if (has1) v1 = hn::PromoteTo(di, hn::LoadU(du8, r1 + c0));
+          } else if (c0 < cols) {  // the vector that reaches past b's last column
+            HWY_ALIGN uint8_t pad[2][kMaxLanes32] = {};
+            std::memcpy(pad[0], r0 + c0, static_cast<size_t>(cols - c0));
+            if (has1) std::memcpy(pad[1], r1 + c0, static_cast<size_t>(cols - c0));
+            v0 = hn::PromoteTo(di, hn::Load(du8, pad[0]));
+            v1 = hn::PromoteTo(di, hn::Load(du8, pad[1]));
+          }
+          bsv[v] = hn::Add(bsv[v], hn::Add(v0, v1));
+          bv[v] = hn::BitCast(DI16(), hn::Or(v0, hn::ShiftLeft<16>(v1)));
+        }
+      } else {
+        const int16_t* bp = it.b + (q * it.width + jv) * 2;
+        for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
+      }
       for (int r = 0; r < R; ++r) {
         const VI16 x = BroadcastPair(ax[r] + 2 * q);
         for (int v = 0; v < V; ++v) acc[r][v] = PairDot(di, acc[r][v], bv[v], x);
@@ -192,6 +223,11 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
         hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
       }
   }
+  const int32_t* tile_bsum = it.bsum + jv;  // column jv + c at tile_bsum[c]
+  if constexpr (kDirect) {
+    for (int v = 0; v < V; ++v) hn::Store(bsv[v], di, direct_bsum + v * L);
+    tile_bsum = direct_bsum;
+  }
   const auto m = hn::Set(dfh, job.m);
   const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
   const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
@@ -199,13 +235,12 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   const VD kzb = hn::Set(dd, job.zpb * static_cast<double>(job.K));
   const VD off_corr = hn::Set(dd, off_a - job.zpa), htp_corr = hn::Set(dd, 32768.0 - job.zpa);
   for (int v = 0; v < V; ++v) {
-    const int64_t jc = jv + v * L;  // column within the item
     for (int half = 0; half < 2; ++half) {
-      const int64_t jh = jc + half * H;
-      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, job.N - (j0 + jh)));
+      const int64_t c = v * L + half * H;  // column within the tile
+      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, job.N - (j0 + jv + c)));
       if (valid == 0) continue;
       // Bsum - K zb per column, exact.
-      const VD bz = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dih, it.bsum + jh)), kzb);
+      const VD bz = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dih, tile_bsum + c)), kzb);
       for (int r = 0; r < R; ++r) {
         const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
         // centred = S - zb A = sum (a - off_a)(b - zb); total = centred + (off_a - za)(Bsum - K zb).
@@ -217,10 +252,49 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
           s = hn::Add(centred, hn::Mul(bz, off_corr));
         }
         const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
-        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jh, static_cast<size_t>(valid));
+        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jv + c, static_cast<size_t>(valid));
       }
     }
   }
+}
+
+// Packs b's columns [j0, j0 + width) of one matrix (b at its first column) as pairs along K:
+// lane j of a pair vector holds b[2q][j] in its low half and b[2q + 1][j] in its high half; zeros
+// past K and past `valid` columns. bs: the column sums.
+void PackPairs(const uint8_t* b, int64_t K, int64_t N, int64_t pairs, int64_t width, int64_t valid, int16_t* pb,
+               int32_t* bs) {
+  const DI32 di;
+  const hn::Rebind<uint8_t, DI32> du8;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(di));
+  const int64_t full = valid / L * L;
+  for (int64_t j = 0; j < width; ++j) bs[j] = 0;
+  for (int64_t q = 0; q < pairs; ++q) {
+    int32_t* o = reinterpret_cast<int32_t*>(pb + q * width * 2);
+    const uint8_t* r0 = b + 2 * q * N;
+    const uint8_t* r1 = b + (2 * q + 1) * N;
+    const bool has1 = 2 * q + 1 < K;
+    int64_t j = 0;
+    for (; j < full; j += L) {
+      const VI32 v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + j));
+      const VI32 v1 = has1 ? hn::PromoteTo(di, hn::LoadU(du8, r1 + j)) : hn::Zero(di);
+      hn::Store(hn::Or(v0, hn::ShiftLeft<16>(v1)), di, o + j);
+      hn::StoreU(hn::Add(hn::LoadU(di, bs + j), hn::Add(v0, v1)), di, bs + j);
+    }
+    for (; j < valid; ++j) {
+      const int32_t v0 = r0[j], v1 = has1 ? r1[j] : 0;
+      o[j] = v0 | (v1 << 16);
+      bs[j] += v0 + v1;
+    }
+    for (; j < width; ++j) o[j] = 0;
+  }
+}
+
+template <int R>
+HWY_INLINE void IntTileAny(bool direct, const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
+                           const int32_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
+                           int64_t cols) {
+  if (direct) IntTile<R, true>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
+  else IntTile<R, false>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
 }
 
 void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
@@ -269,36 +343,22 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
       const Item& item = items[static_cast<size_t>(ii)];
       const Group& g = groups[item.group];
       const int64_t width = std::min(span, (N - item.j0 + tile - 1) / tile * tile);
-      // Pack b's columns [j0, j0 + width) as pairs along K; zeros past K and N.
-      if (bbuf.size() < static_cast<size_t>(pairs * width * 2) + 64) bbuf.resize(static_cast<size_t>(pairs * width * 2) + 64);
-      if (bsbuf.size() < static_cast<size_t>(width)) bsbuf.resize(static_cast<size_t>(width));
-      int16_t* pb = bbuf.data();
-      pb += (64 - reinterpret_cast<uintptr_t>(pb) % 64) % 64 / sizeof(int16_t);  // vector-aligned
-      int32_t* bs = bsbuf.data();
       const int64_t valid = std::min(width, N - item.j0);
       const uint8_t* b = static_cast<const uint8_t*>(job.b) + g.b_offset + item.j0;
-      // Lane j of a pair vector: b[2q][j] in its low half, b[2q + 1][j] in its high half.
-      const hn::Rebind<uint8_t, DI32> du8;
-      const int64_t full = valid / L * L;
-      for (int64_t j = 0; j < width; ++j) bs[j] = 0;
-      for (int64_t q = 0; q < pairs; ++q) {
-        int32_t* o = reinterpret_cast<int32_t*>(pb + q * width * 2);
-        const uint8_t* r0 = b + 2 * q * N;
-        const uint8_t* r1 = b + (2 * q + 1) * N;
-        const bool has1 = 2 * q + 1 < K;
-        int64_t j = 0;
-        for (; j < full; j += L) {
-          const VI32 v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + j));
-          const VI32 v1 = has1 ? hn::PromoteTo(di, hn::LoadU(du8, r1 + j)) : hn::Zero(di);
-          hn::Store(hn::Or(v0, hn::ShiftLeft<16>(v1)), di, o + j);
-          hn::StoreU(hn::Add(hn::LoadU(di, bs + j), hn::Add(v0, v1)), di, bs + j);
-        }
-        for (; j < valid; ++j) {
-          const int32_t v0 = r0[j], v1 = has1 ? r1[j] : 0;
-          o[j] = v0 | (v1 << 16);
-          bs[j] += v0 + v1;
-        }
-        for (; j < width; ++j) o[j] = 0;
+      // Few rows share b: pair vectors formed as b is read. Else b's span is packed once for
+      // every row.
+      const bool direct = g.count <= static_cast<size_t>(kIntRows);
+      const int64_t packed_width = direct ? 0 : width;
+      int16_t* pb = nullptr;
+      int32_t* bs = nullptr;
+      if (packed_width > 0) {
+        if (bbuf.size() < static_cast<size_t>(pairs * packed_width * 2) + 64)
+          bbuf.resize(static_cast<size_t>(pairs * packed_width * 2) + 64);
+        if (bsbuf.size() < static_cast<size_t>(packed_width)) bsbuf.resize(static_cast<size_t>(packed_width));
+        pb = bbuf.data();
+        pb += (64 - reinterpret_cast<uintptr_t>(pb) % 64) % 64 / sizeof(int16_t);  // vector-aligned
+        bs = bsbuf.data();
+        PackPairs(b, K, N, pairs, packed_width, valid, pb, bs);
       }
       // a' rows of the item, zero-padded to an even K, and their sums.
       const size_t n_rows = item.r1 - item.r0;
@@ -318,7 +378,8 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         if (kp > K) dst[K] = 0;
         asbuf[r] = sacc;
       }
-      const IntItemData data{pb, bs, width, pairs};
+      const IntItemData data = direct ? IntItemData{nullptr, nullptr, b, width, pairs}
+                                      : IntItemData{pb, bs, nullptr, width, pairs};
       for (size_t r = 0; r < n_rows; r += kIntRows) {
         const int nr = static_cast<int>(std::min<size_t>(kIntRows, n_rows - r));
         const int16_t* ax[kIntRows];
@@ -329,11 +390,12 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         }
         const int32_t* as = asbuf.data() + r;
         for (int64_t jv = 0; jv < width; jv += tile) {
+          const int64_t cols = std::min(tile, valid - jv);
           switch (nr) {
-            case 4: IntTile<4>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
-            case 3: IntTile<3>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
-            case 2: IntTile<2>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
-            default: IntTile<1>(job, data, ax, as, yrow, item.j0, jv, off_a); break;
+            case 4: IntTileAny<4>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
+            case 3: IntTileAny<3>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
+            case 2: IntTileAny<2>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
+            default: IntTileAny<1>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
           }
         }
       }

@@ -122,10 +122,16 @@ TEST(MatmulQ, EightBitCacheShapesMatchTheQdqFormula) {
     }
   run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 3, 515, 33, false}, seed++);
   run_case({ActType::kU8, ActType::kU8, ActType::kU16, 2, 2, 9, 33, 40, false}, seed++);
+  // A group of at most 4 rows reads b directly (decode): odd K, a tail tile past b.
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 1, 17, 200, false}, seed++);
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 4, 1, 1, 301, 64, false}, seed++);
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 3, 3, 1, 200, 48, false}, seed++);
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 3, 3, 1, 200, 41, false}, seed++);
 }
 
 TEST(MatmulQ, ExtremeCodesStayExact) {
   run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 5, 2048, 37, true}, 7);
+  run_case({ActType::kU16, ActType::kU8, ActType::kU16, 1, 1, 1, 2048, 200, true}, 8);
   run_case({ActType::kU16, ActType::kU16, ActType::kU16, 2, 1, 2, 2048, 20, true}, 5);
   run_case({ActType::kU16, ActType::kU16, ActType::kU8, 1, 1, 3, 64, 70, true}, 6);
 }
