@@ -310,12 +310,12 @@ HWY_NOINLINE void TileWide(const LinearJob& j, int64_t r0, int64_t c0, int64_t c
   FinishTile<R>(j, r0, c0, t);
 }
 
-void RunRowsWide(const LinearJob& j, int64_t c0) {
+void RunRowsWide(const LinearJob& j, int64_t c0, int64_t r0, int64_t r1) {
   const int64_t L = static_cast<int64_t>(hn::Lanes(DI32()));
   const int64_t c1 = c0 + L < layout::padded_rows(j.n_out) ? c0 + L : c0;
-  int64_t r = 0;
-  for (; r + 4 <= j.rows; r += 4) TileWide<4>(j, r, c0, c1);
-  switch (j.rows - r) {
+  int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) TileWide<4>(j, r, c0, c1);
+  switch (r1 - r) {
     case 1: TileWide<1>(j, r, c0, c1); break;
     case 2: TileWide<2>(j, r, c0, c1); break;
     case 3: TileWide<3>(j, r, c0, c1); break;
@@ -326,10 +326,11 @@ void RunRowsWide(const LinearJob& j, int64_t c0) {
 // Rows in blocks of kRowBlock (register tile), then the remainder.
 constexpr int kRowBlock = HWY_MAX_BYTES >= 64 ? 8 : 4;
 
-void RunRows(const LinearJob& j, int64_t c0) {
-  int64_t r = 0;
-  for (; r + kRowBlock <= j.rows; r += kRowBlock) RunTile<kRowBlock>(j, r, c0);
-  switch (j.rows - r) {
+// Rows [r0, r1) of the channel tile at c0.
+void RunRows(const LinearJob& j, int64_t c0, int64_t r0, int64_t r1) {
+  int64_t r = r0;
+  for (; r + kRowBlock <= r1; r += kRowBlock) RunTile<kRowBlock>(j, r, c0);
+  switch (r1 - r) {
     case 0: break;
     case 1: RunTile<1>(j, r, c0); break;
     case 2: RunTile<2>(j, r, c0); break;
@@ -432,11 +433,15 @@ void LinearQImpl(const void* x, ActType xt, int64_t rows, const QParams& ex, con
     j.scales = fb + prow;
     j.bsums = ib;
   }
+  // Work items: a channel tile and a chunk of rows (consecutive items share the tile's weights),
+  // so a layer with few channel tiles still splits evenly over the threads.
   const int64_t tiles = prow / tile;
-  ThreadPool::global().parallel_for(tiles, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      if (j.bits == 16) RunRowsWide(j, t * tile);
-      else RunRows(j, t * tile);
+  const int64_t row_chunk = 4 * kRowBlock, row_chunks = (rows + row_chunk - 1) / row_chunk;
+  ThreadPool::global().parallel_for(tiles * row_chunks, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t = i / row_chunks, r0 = (i % row_chunks) * row_chunk, r1 = std::min(rows, r0 + row_chunk);
+      if (j.bits == 16) RunRowsWide(j, t * tile, r0, r1);
+      else RunRows(j, t * tile, r0, r1);
     }
   });
 }
