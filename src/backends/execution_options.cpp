@@ -9,7 +9,7 @@ namespace genai::backends {
 void apply_execution_options(const options::OptionValues& values) {
   kernels::set_kernel_mode(values.get_flag("scalar_kernels") ? kernels::KernelMode::kScalar : kernels::KernelMode::kSimd);
   set_profile_steps(values.get_flag("backend_profile"));
-  set_fuse_kv_concat(values.get_flag("backend_fuse_kv"));
+  set_kv_fusion(values.get_flag("backend_fuse_kv") ? KvFusion::kAll : KvFusion::kEightBit);
 }
 
 }  // namespace genai::backends

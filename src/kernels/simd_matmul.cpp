@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "core/error.h"
 #include "kernels/quantized_matmul.h"
 #include "kernels/requantize.h"
+#include "kernels/split_matmul.h"
+#include "kernels/split_matmul_simd.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
 #include "kernels/simd_targets.h"
@@ -27,6 +30,10 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET == HWY_SCALAR  // one-lane vectors: the scalar build (available() is false there)
 GENAI_KERNELS_MATMUL(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
+bool SplitMatmulQIntImpl(const void*, ActType, const QParams&, std::span<const MatmulSegment>, ActType, const QParams&,
+                         int64_t, int64_t, const std::vector<MatmulBatch>&, const QParams&, ActType, void*) {
+  return false;
+}
 #else
 
 // ---------------------------------------------------------------------------------------------
@@ -153,16 +160,25 @@ constexpr int kIntRows = 4;                            // rows per register tile
 constexpr int64_t kIntRowChunk = 64;                   // rows per work item (b is packed per item)
 constexpr int64_t kIntFlush = 128;                     // pair steps per exact int32 run
 
+// Rows [p0, p0 + rows) of b's K axis for one range of columns, stored row-major with `stride`
+// elements per row from `base` (the range's first column).
+struct KSegment {
+  const uint8_t* base = nullptr;
+  int64_t stride = 0, p0 = 0, rows = 0;
+};
+
 struct IntItemData {
   const int16_t* b = nullptr;     // packed: [pairs][width][2]
   const int32_t* bsum = nullptr;  // packed: [width], sum_p b per column
-  const uint8_t* raw = nullptr;   // direct: b's codes at the item's first column (row stride N)
-  int64_t width = 0, pairs = 0;
+  int64_t width = 0, pairs = 0;   // packed
+  const KSegment* segs = nullptr;  // direct: the segments covering K, in any order
+  int nsegs = 0;
 };
 
-// Rows ax[0..R) (a' rows, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item. kDirect:
-// the pair vectors are formed from b's rows as they are read (no packing; few rows to share
-// them); a tile reaching past b's last column (`cols` < the tile) reads its rows through a
+// Rows ax[0..R) (a' rows, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item, of which
+// the first `cols` exist; results at yrow[r] + j0 + jv + column. kDirect: the pair vectors are
+// formed from b's rows as they are read (no packing; few rows to share them), segment by segment
+// (a b split along K, read in place); the vector reaching past the last column reads through a
 // zero-padded copy.
 template <int R, bool kDirect>
 HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax, const int32_t* asum,
@@ -179,49 +195,56 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   VI32 bsv[V];
   for (int v = 0; v < V; ++v) bsv[v] = hn::Zero(di);
   for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
-  for (int64_t q0 = 0; q0 < it.pairs; q0 += kIntFlush) {
-    VI32 acc[R][V];
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(di);
-    const int64_t q1 = std::min(it.pairs, q0 + kIntFlush);
-    for (int64_t q = q0; q < q1; ++q) {
-      VI16 bv[V];
-      if constexpr (kDirect) {
-        // Lane j: b[2q][j] in its low half, b[2q + 1][j] in its high half.
-        const uint8_t* r0 = it.raw + 2 * q * job.N + jv;
-        const uint8_t* r1 = r0 + job.N;
-        const bool has1 = 2 * q + 1 < job.K;
-        for (int v = 0; v < V; ++v) {
-          const int64_t c0 = v * L;
-          VI32 v0 = hn::Zero(di), v1 = hn::Zero(di);
-          if (c0 + L <= cols) {
-            v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + c0));
-            if (has1) v1 = hn::PromoteTo(di, hn::LoadU(du8, r1 + c0));
-          } else if (c0 < cols) {  // the vector that reaches past b's last column
-            HWY_ALIGN uint8_t pad[2][kMaxLanes32] = {};
-            std::memcpy(pad[0], r0 + c0, static_cast<size_t>(cols - c0));
-            if (has1) std::memcpy(pad[1], r1 + c0, static_cast<size_t>(cols - c0));
-            v0 = hn::PromoteTo(di, hn::Load(du8, pad[0]));
-            v1 = hn::PromoteTo(di, hn::Load(du8, pad[1]));
+  const int nseg = kDirect ? it.nsegs : 1;
+  for (int sg = 0; sg < nseg; ++sg) {
+    const KSegment* seg = kDirect ? &it.segs[sg] : nullptr;
+    const int64_t pairs = kDirect ? (seg->rows + 1) / 2 : it.pairs;
+    const int64_t p0 = kDirect ? seg->p0 : 0;
+    for (int64_t q0 = 0; q0 < pairs; q0 += kIntFlush) {
+      VI32 acc[R][V];
+      for (int r = 0; r < R; ++r)
+        for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(di);
+      const int64_t q1 = std::min(pairs, q0 + kIntFlush);
+      for (int64_t q = q0; q < q1; ++q) {
+        VI16 bv[V];
+        if constexpr (kDirect) {
+          // Lane j: b[2q][j] in its low half, b[2q + 1][j] in its high half (0 past the segment:
+          // a' there belongs to the next segment, or is the zero padding past K).
+          const uint8_t* r0 = seg->base + 2 * q * seg->stride + jv;
+          const uint8_t* r1 = r0 + seg->stride;
+          const bool has1 = 2 * q + 1 < seg->rows;
+          for (int v = 0; v < V; ++v) {
+            const int64_t c0 = v * L;
+            VI32 v0 = hn::Zero(di), v1 = hn::Zero(di);
+            if (c0 + L <= cols) {
+              v0 = hn::PromoteTo(di, hn::LoadU(du8, r0 + c0));
+              if (has1) v1 = hn::PromoteTo(di, hn::LoadU(du8, r1 + c0));
+            } else if (c0 < cols) {  // the vector that reaches past the last column
+              HWY_ALIGN uint8_t pad[2][kMaxLanes32] = {};
+              std::memcpy(pad[0], r0 + c0, static_cast<size_t>(cols - c0));
+              if (has1) std::memcpy(pad[1], r1 + c0, static_cast<size_t>(cols - c0));
+              v0 = hn::PromoteTo(di, hn::Load(du8, pad[0]));
+              v1 = hn::PromoteTo(di, hn::Load(du8, pad[1]));
+            }
+            bsv[v] = hn::Add(bsv[v], hn::Add(v0, v1));
+            bv[v] = hn::BitCast(DI16(), hn::Or(v0, hn::ShiftLeft<16>(v1)));
           }
-          bsv[v] = hn::Add(bsv[v], hn::Add(v0, v1));
-          bv[v] = hn::BitCast(DI16(), hn::Or(v0, hn::ShiftLeft<16>(v1)));
+        } else {
+          const int16_t* bp = it.b + (q * it.width + jv) * 2;
+          for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
         }
-      } else {
-        const int16_t* bp = it.b + (q * it.width + jv) * 2;
-        for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
+        for (int r = 0; r < R; ++r) {
+          const VI16 x = BroadcastPair(ax[r] + p0 + 2 * q);
+          for (int v = 0; v < V; ++v) acc[r][v] = PairDot(di, acc[r][v], bv[v], x);
+        }
       }
-      for (int r = 0; r < R; ++r) {
-        const VI16 x = BroadcastPair(ax[r] + 2 * q);
-        for (int v = 0; v < V; ++v) acc[r][v] = PairDot(di, acc[r][v], bv[v], x);
-      }
+      for (int r = 0; r < R; ++r)
+        for (int v = 0; v < V; ++v) {
+          double* s = sum + (r * V + v) * L;
+          hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, acc[r][v]))), dd, s);
+          hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
+        }
     }
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < V; ++v) {
-        double* s = sum + (r * V + v) * L;
-        hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, acc[r][v]))), dd, s);
-        hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
-      }
   }
   const int32_t* tile_bsum = it.bsum + jv;  // column jv + c at tile_bsum[c]
   if constexpr (kDirect) {
@@ -237,7 +260,7 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   for (int v = 0; v < V; ++v) {
     for (int half = 0; half < 2; ++half) {
       const int64_t c = v * L + half * H;  // column within the tile
-      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, job.N - (j0 + jv + c)));
+      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, cols - c));
       if (valid == 0) continue;
       // Bsum - K zb per column, exact.
       const VD bz = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dih, tile_bsum + c)), kzb);
@@ -378,8 +401,8 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         if (kp > K) dst[K] = 0;
         asbuf[r] = sacc;
       }
-      const IntItemData data = direct ? IntItemData{nullptr, nullptr, b, width, pairs}
-                                      : IntItemData{pb, bs, nullptr, width, pairs};
+      const KSegment whole{b, N, 0, K};
+      const IntItemData data = direct ? IntItemData{nullptr, nullptr, 0, 0, &whole, 1} : IntItemData{pb, bs, width, pairs};
       for (size_t r = 0; r < n_rows; r += kIntRows) {
         const int nr = static_cast<int>(std::min<size_t>(kIntRows, n_rows - r));
         const int16_t* ax[kIntRows];
@@ -401,6 +424,125 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
       }
     }
   });
+}
+
+// split_matmul_q with 8-bit b (decode attention reading the 8-bit cache and the new entry in
+// place): the direct integer tiles above, over each range of columns with the segments that
+// cover its K. Batch entries sharing b (GQA heads) share the pair vectors. Same sums, same bits
+// as the double form (split_matmul.cpp).
+bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,
+                         const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches,
+                         const QParams& ey, ActType yt, void* y) {
+  if (bt != ActType::kU8 || K <= 0 || N <= 0 || batches.empty()) return false;
+  const DI32 di;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), tile = kIntCols * L;
+  const MatmulJob job{a,
+                      at,
+                      nullptr,
+                      bt,
+                      1,
+                      K,
+                      N,
+                      static_cast<double>(ea.zero_point),
+                      static_cast<double>(eb.zero_point),
+                      htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb)),
+                      (ea.scale * eb.scale) / ey.scale,
+                      ey,
+                      yt,
+                      y};
+  const bool a16 = at == ActType::kU16;
+  const double off_a = a16 ? 32768.0 : 0.0;
+  // Column ranges and the segments (by index) covering each.
+  struct Range {
+    int64_t col0, cols;
+    std::vector<size_t> segs;
+  };
+  std::vector<Range> ranges;
+  for (size_t i = 0; i < b.size(); ++i) {
+    auto it = std::find_if(ranges.begin(), ranges.end(),
+                           [&](const Range& r) { return r.col0 == b[i].col0 && r.cols == b[i].cols; });
+    if (it == ranges.end()) ranges.push_back({b[i].col0, b[i].cols, {i}});
+    else it->segs.push_back(i);
+  }
+  // Entries grouped by the b batch entry they read.
+  std::vector<std::pair<int64_t, size_t>> order;  // (b batch, entry)
+  for (size_t i = 0; i < batches.size(); ++i) order.push_back({K * N > 0 ? batches[i].b_offset / (K * N) : 0, i});
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& z) { return x.first < z.first; });
+  struct Group {
+    int64_t b_batch;
+    size_t first, count;  // into order
+  };
+  std::vector<Group> groups;
+  for (size_t k = 0; k < order.size();) {
+    const size_t first = k;
+    for (; k < order.size() && order[k].first == order[first].first; ++k) {
+    }
+    groups.push_back({order[first].first, first, k - first});
+  }
+  struct Item {
+    size_t group, range;
+    int64_t j0;  // within the range
+  };
+  std::vector<Item> items;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t r = 0; r < ranges.size(); ++r)
+      for (int64_t j = 0; j < ranges[r].cols; j += 256) items.push_back({g, r, j});
+  ThreadPool::global().parallel_for(static_cast<int64_t>(items.size()), [&](int64_t begin, int64_t end) {
+    thread_local std::vector<int16_t> abuf;
+    thread_local std::vector<int32_t> asbuf;
+    const int64_t kp = K + 2;  // a' rows zero-padded: an odd segment's last pair reads a'[p0 + rows]
+    for (int64_t ii = begin; ii < end; ++ii) {
+      const Item& item = items[static_cast<size_t>(ii)];
+      const Group& g = groups[item.group];
+      const Range& range = ranges[item.range];
+      const int64_t width = std::min<int64_t>(256, range.cols - item.j0);
+      KSegment segs[8];
+      int nsegs = 0;
+      for (size_t si : range.segs) {
+        if (nsegs == 8) throw_failure("split_matmul_q: more than 8 segments cover one column range");
+        const MatmulSegment& m = b[si];
+        segs[nsegs++] = {static_cast<const uint8_t*>(m.data) + g.b_batch * m.per_batch + item.j0, m.stride, m.p0, m.rows};
+      }
+      if (abuf.size() < g.count * static_cast<size_t>(kp)) abuf.resize(g.count * static_cast<size_t>(kp));
+      if (asbuf.size() < g.count) asbuf.resize(g.count);
+      for (size_t r = 0; r < g.count; ++r) {
+        const int64_t ao = batches[order[g.first + r].second].a_offset;
+        int16_t* dst = abuf.data() + r * static_cast<size_t>(kp);
+        int32_t sacc = 0;
+        if (a16) {
+          const uint16_t* src = static_cast<const uint16_t*>(a) + ao;
+          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p] ^ 0x8000u);
+        } else {
+          const uint8_t* src = static_cast<const uint8_t*>(a) + ao;
+          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p]);
+        }
+        dst[K] = dst[K + 1] = 0;
+        asbuf[r] = sacc;
+      }
+      const IntItemData data{nullptr, nullptr, 0, 0, segs, nsegs};
+      for (size_t r = 0; r < g.count; r += kIntRows) {
+        const int nr = static_cast<int>(std::min<size_t>(kIntRows, g.count - r));
+        const int16_t* ax[kIntRows];
+        int64_t yrow[kIntRows];
+        for (int k = 0; k < nr; ++k) {
+          ax[k] = abuf.data() + (r + static_cast<size_t>(k)) * static_cast<size_t>(kp);
+          yrow[k] = batches[order[g.first + r + static_cast<size_t>(k)].second].y_offset;
+        }
+        const int32_t* as = asbuf.data() + r;
+        const int64_t j0 = range.col0 + item.j0;
+        for (int64_t jv = 0; jv < width; jv += tile) {
+          const int64_t cols = std::min(tile, width - jv);
+          switch (nr) {
+            case 4: IntTile<4, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
+            case 3: IntTile<3, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
+            case 2: IntTile<2, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
+            default: IntTile<1, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
+          }
+        }
+      }
+    }
+  });
+  return true;
 }
 
 void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, ActType bt, const QParams& eb, int64_t M,
@@ -514,7 +656,22 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace genai::kernels::simd {
 GENAI_KERNELS_MATMUL(GENAI_KERNEL_DISPATCH)
+HWY_EXPORT(SplitMatmulQIntImpl);
+namespace {
+bool split_matmul_q_int_dispatch(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b,
+                                 ActType bt, const QParams& eb, int64_t K, int64_t N,
+                                 const std::vector<MatmulBatch>& batches, const QParams& ey, ActType yt, void* y) {
+  return HWY_DYNAMIC_DISPATCH(SplitMatmulQIntImpl)(a, at, ea, b, bt, eb, K, N, batches, ey, yt, y);
+}
+}  // namespace
 }  // namespace genai::kernels::simd
+namespace genai::kernels::split_simd {
+bool split_matmul_q_int(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,
+                        const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches,
+                        const QParams& ey, ActType yt, void* y) {
+  return simd::split_matmul_q_int_dispatch(a, at, ea, b, bt, eb, K, N, batches, ey, yt, y);
+}
+}  // namespace genai::kernels::split_simd
 #endif  // HWY_ONCE
 
 #endif  // !GENAI_KERNELS_SCALAR_ONLY

@@ -22,6 +22,7 @@ void split_matmul_q(const void* a, ActType at, const QParams& ea, std::span<cons
                     const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey,
                     ActType yt, void* y, double* work) {
   const bool simd = kernel_mode() == KernelMode::kSimd;
+  if (simd && split_simd::split_matmul_q_int(a, at, ea, b, bt, eb, K, N, batches, ey, yt, y)) return;
   const float m = (ea.scale * eb.scale) / ey.scale;
   const float lo = static_cast<float>(ey.qmin - ey.zero_point), hi = static_cast<float>(ey.qmax - ey.zero_point);
   const int64_t per_entry = split_matmul_work(K, N);

@@ -13,6 +13,10 @@ void accumulate_rows(const double* a, int64_t rows, const uint8_t* b, int64_t st
 void accumulate_rows(const double* a, int64_t rows, const uint16_t* b, int64_t stride, int64_t cols, double* acc) {
   accumulate_rows_scalar(a, rows, b, stride, cols, acc);
 }
+bool split_matmul_q_int(const void*, ActType, const QParams&, std::span<const MatmulSegment>, ActType, const QParams&,
+                        int64_t, int64_t, const std::vector<MatmulBatch>&, const QParams&, ActType, void*) {
+  return false;
+}
 }  // namespace genai::kernels::split_simd
 
 #else  // the Highway build

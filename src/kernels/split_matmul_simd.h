@@ -5,6 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/split_matmul.h"
 
 namespace genai::kernels::split_simd {
 
@@ -19,5 +23,12 @@ void accumulate_rows_scalar(const double* a, int64_t rows, const T* b, int64_t s
 
 void accumulate_rows(const double* a, int64_t rows, const uint8_t* b, int64_t stride, int64_t cols, double* acc);
 void accumulate_rows(const double* a, int64_t rows, const uint16_t* b, int64_t stride, int64_t cols, double* acc);
+
+// The integer form of split_matmul_q for 8-bit b (simd_matmul.cpp: pair sums as matmul_q's, same
+// bits): false when it does not apply (b not 8-bit, or no vectorised target), and the caller
+// runs the double form.
+bool split_matmul_q_int(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,
+                        const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches,
+                        const QParams& ey, ActType yt, void* y);
 
 }  // namespace genai::kernels::split_simd

@@ -12,7 +12,7 @@ namespace {
 
 TEST(ExecutionOptions, FlagsReachTheirSwitchesAndResetWhenAbsent) {
   const kernels::ScopedKernelMode keep_mode(kernels::kernel_mode());
-  const backends::ScopedFuseKvConcat keep_fuse(backends::fuse_kv_concat());
+  const backends::ScopedKvFusion keep_fusion(backends::kv_fusion());
   options::OptionValues on;
   on.set("scalar_kernels", true);
   on.set("backend_profile", true);
@@ -20,11 +20,11 @@ TEST(ExecutionOptions, FlagsReachTheirSwitchesAndResetWhenAbsent) {
   backends::apply_execution_options(on);
   EXPECT_EQ(kernels::kernel_mode(), kernels::KernelMode::kScalar);
   EXPECT_TRUE(backends::profile_steps());
-  EXPECT_TRUE(backends::fuse_kv_concat());
+  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kAll);
   backends::apply_execution_options(options::OptionValues());
   EXPECT_EQ(kernels::kernel_mode(), kernels::KernelMode::kSimd);
   EXPECT_FALSE(backends::profile_steps());
-  EXPECT_FALSE(backends::fuse_kv_concat());
+  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kEightBit);
 }
 
 }  // namespace

@@ -93,14 +93,15 @@ INSTANTIATE_TEST_SUITE_P(Recipes, QuantizedParity,
                                          ParityCase{"8a4w", graph::ModelMode::kKv, true}),
                          case_name);
 
-// The in-place KV concat (--backend_fuse_kv: the lowering turns the attention matmul of one
-// decode row over concat(cache, new) into MatMulConcat, along N for keys and K for values)
-// computes the same codes, in both buffer modes and KV widths.
+// The in-place KV concat (the lowering turns the attention matmul of one decode row over
+// concat(cache, new) into MatMulConcat, along N for keys and K for values; 8-bit caches by
+// default, 16-bit ones too with --backend_fuse_kv) computes the same codes, in both buffer modes
+// and KV widths.
 TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
   const auto model = block_friendly_model();
-  for (const char* recipe : {"16a8w", "8a8w"}) {
+  for (const char* recipe : {"16a8w", "8a8w", "16a16w"}) {
     const auto q = quantize(model, recipe, graph::ModelMode::kHybrid);
-    const backends::ScopedFuseKvConcat fuse(true);
+    const backends::ScopedKvFusion fuse(backends::KvFusion::kAll);
     for (auto mode : {kernels::KernelMode::kScalar, kernels::KernelMode::kSimd})
       for (bool shared : {true, false}) {
         ModeGuard guard(mode);
@@ -112,8 +113,9 @@ TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
 }
 
 // The decision is the lowering's: fused, every layer's two attention matmuls become MatMulConcat
-// and their concats disappear (with the arena the concatenated caches took); not fused (the
-// default), the payload has no MatMulConcat and keeps the concats.
+// and their concats disappear (with the arena the concatenated caches took); not fused, the
+// payload has no MatMulConcat and keeps the concats. By default 8-bit caches are fused and
+// 16-bit ones are not.
 TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
   backends::register_builtin_backends();
   const auto model = block_friendly_model();
@@ -125,10 +127,24 @@ TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
     for (const auto* op : *method->ops()) n += op->kind() == kind;
     return n;
   };
+  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kEightBit);
+  const auto q16 = quantize(model, "16a16w", graph::ModelMode::kHybrid);
   for (bool shared : {true, false}) {
-    const auto plain = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
-    const backends::ScopedFuseKvConcat fuse(true);
+    const auto by_default = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    const auto wide_by_default =
+        htp->lower("kv_forward", q16.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    EXPECT_EQ(count(wide_by_default, backends::fb::OpKind::MatMulConcat), 0) << shared;
+    const auto plain = [&] {
+      const backends::ScopedKvFusion none(backends::KvFusion::kNone);
+      return htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    }();
+    const backends::ScopedKvFusion fuse(backends::KvFusion::kAll);
     const auto fused = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    const auto wide_fused =
+        htp->lower("kv_forward", q16.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    EXPECT_EQ(count(by_default, backends::fb::OpKind::MatMulConcat), count(fused, backends::fb::OpKind::MatMulConcat))
+        << shared;
+    EXPECT_GT(count(wide_fused, backends::fb::OpKind::MatMulConcat), 0) << shared;
     EXPECT_EQ(count(plain, backends::fb::OpKind::MatMulConcat), 0);
     const int concats = count(plain, backends::fb::OpKind::Concat);
     EXPECT_GT(concats, 0);
@@ -136,7 +152,7 @@ TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
     EXPECT_EQ(count(fused, backends::fb::OpKind::Concat), 0) << shared;
     EXPECT_LT(fused.planned_bytes, plain.planned_bytes) << shared;
   }
-  EXPECT_FALSE(backends::fuse_kv_concat());
+  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kEightBit);
 }
 
 TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {

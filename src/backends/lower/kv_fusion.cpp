@@ -5,9 +5,9 @@
 namespace genai::backends {
 namespace {
 
-std::atomic<bool>& fuse_slot() {
-  static std::atomic<bool> on{false};
-  return on;
+std::atomic<KvFusion>& fusion_slot() {
+  static std::atomic<KvFusion> fusion{KvFusion::kEightBit};
+  return fusion;
 }
 
 bool is_view(const fb::OpT& o, const std::vector<std::unique_ptr<fb::TensorT>>& tensors) {
@@ -18,8 +18,8 @@ bool is_view(const fb::OpT& o, const std::vector<std::unique_ptr<fb::TensorT>>& 
 
 }  // namespace
 
-bool fuse_kv_concat() { return fuse_slot().load(std::memory_order_relaxed); }
-void set_fuse_kv_concat(bool on) { fuse_slot().store(on, std::memory_order_relaxed); }
+KvFusion kv_fusion() { return fusion_slot().load(std::memory_order_relaxed); }
+void set_kv_fusion(KvFusion fusion) { fusion_slot().store(fusion, std::memory_order_relaxed); }
 
 bool transpose_keeps_bytes(const std::vector<int64_t>& shape, const std::vector<int32_t>& perm) {
   int64_t last = -1;
@@ -33,11 +33,13 @@ bool transpose_keeps_bytes(const std::vector<int64_t>& shape, const std::vector<
 
 std::vector<bool> fuse_kv_concats(std::vector<std::unique_ptr<fb::OpT>>& ops,
                                   const std::vector<std::unique_ptr<fb::TensorT>>& tensors,
-                                  const std::vector<bool>& is_output) {
+                                  const std::vector<bool>& is_output, KvFusion fusion) {
   std::vector<bool> dropped(ops.size(), false);
+  if (fusion == KvFusion::kNone) return dropped;
   for (size_t i = 0; i < ops.size(); ++i) {
     const fb::OpT& cat = *ops[i];
     if (cat.kind != fb::OpKind::Concat || cat.inputs.size() != 2) continue;
+    if (fusion == KvFusion::kEightBit && tensors[static_cast<size_t>(cat.output)]->type != fb::ElementType::U8) continue;
     // The concat result and its views; the ops that read them.
     std::vector<bool> view(tensors.size(), false);
     view[static_cast<size_t>(cat.output)] = true;

@@ -1,9 +1,9 @@
 // The lowering's KV-concat decision: a concat(cache, new) read (through views) only by a one-row
 // integer matmul as its b operand, along that matmul's N axis (keys: q·kᵀ) or K axis (values:
 // p·v), becomes one MatMulConcat op that reads both parts in place, so the concatenated cache is
-// neither copied nor given arena space. Off by default: kernels::split_matmul_q (exact sums in
-// doubles) is still slower than kernels::matmul_q plus the copies it saves (docs/payload.md);
-// --backend_fuse_kv turns it on.
+// neither copied nor given arena space. By default only 8-bit caches are fused: their integer
+// form of kernels::split_matmul_q is faster than kernels::matmul_q plus the copies it saves, while
+// 16-bit caches sum in doubles and are not (docs/payload.md); --backend_fuse_kv fuses those too.
 #pragma once
 
 #include <cstdint>
@@ -14,20 +14,26 @@
 
 namespace genai::backends {
 
+enum class KvFusion : uint8_t {
+  kNone,      // every concat copied (tests compare the two lowerings)
+  kEightBit,  // 8-bit caches read in place (the default)
+  kAll,       // every cache read in place (--backend_fuse_kv)
+};
+
 // Process-wide choice read by every lowering (set from --backend_fuse_kv).
-bool fuse_kv_concat();
-void set_fuse_kv_concat(bool on);
+KvFusion kv_fusion();
+void set_kv_fusion(KvFusion fusion);
 
 // Sets the choice for a scope and restores the previous one (tests).
-class ScopedFuseKvConcat {
+class ScopedKvFusion {
  public:
-  explicit ScopedFuseKvConcat(bool on) : saved_(fuse_kv_concat()) { set_fuse_kv_concat(on); }
-  ~ScopedFuseKvConcat() { set_fuse_kv_concat(saved_); }
-  ScopedFuseKvConcat(const ScopedFuseKvConcat&) = delete;
-  ScopedFuseKvConcat& operator=(const ScopedFuseKvConcat&) = delete;
+  explicit ScopedKvFusion(KvFusion fusion) : saved_(kv_fusion()) { set_kv_fusion(fusion); }
+  ~ScopedKvFusion() { set_kv_fusion(saved_); }
+  ScopedKvFusion(const ScopedKvFusion&) = delete;
+  ScopedKvFusion& operator=(const ScopedKvFusion&) = delete;
 
  private:
-  bool saved_;
+  KvFusion saved_;
 };
 
 // A transpose whose result has the same bytes as its operand: the axes longer than 1 keep their
@@ -36,9 +42,9 @@ bool transpose_keeps_bytes(const std::vector<int64_t>& shape, const std::vector<
 
 // Rewrites each fusable matmul of `ops` (quantized program) into MatMulConcat and returns, per op,
 // whether it was folded away (the concat and the views between it and the matmul). `is_output`:
-// per tensor, whether it is a method output (those concats stay).
+// per tensor, whether it is a method output (those concats stay). `fusion` says which caches.
 std::vector<bool> fuse_kv_concats(std::vector<std::unique_ptr<fb::OpT>>& ops,
                                   const std::vector<std::unique_ptr<fb::TensorT>>& tensors,
-                                  const std::vector<bool>& is_output);
+                                  const std::vector<bool>& is_output, KvFusion fusion);
 
 }  // namespace genai::backends

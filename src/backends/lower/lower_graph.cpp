@@ -402,10 +402,10 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
   // The KV-concat decision (kv_fusion.h): fused matmuls read the cache in place; the concat and
   // its views are dropped (indices stay: lifetimes below are op positions).
   std::vector<bool> dropped(fops.size(), false);
-  if (!fp_ && fuse_kv_concat()) {
+  if (!fp_ && kv_fusion() != KvFusion::kNone) {
     std::vector<bool> is_output(tensors_.size(), false);
     for (const auto& out : g_.outputs()) is_output[static_cast<size_t>(value_tensor[static_cast<size_t>(out.value)])] = true;
-    dropped = fuse_kv_concats(fops, tensors_, is_output);
+    dropped = fuse_kv_concats(fops, tensors_, is_output, kv_fusion());
   }
 
   // Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
