@@ -98,6 +98,10 @@ HWY_INLINE void AccumulateUnits(const LinearJob& j, int64_t r0, int64_t c0, int6
   const int64_t pf0 = (c0 / layout::kGroup) * j.group_bytes + ahead;
   const int64_t pf1 = (c1 / layout::kGroup) * j.group_bytes + ahead;
   const int64_t pf_end = layout::groups(j.n_out) * j.group_bytes;
+  // With one or two rows (decode) each accumulator would chain two dependent products per unit
+  // and wait on their latency: the second product of each unit goes to its own accumulators.
+  VI32 second[R][2];
+  for (int r = 0; r < R; ++r) second[r][0] = second[r][1] = hn::Zero(d32);
   for (int64_t u = u0; u < u1; ++u) {
     if (R <= 2) {
       if (pf0 + u * unit_bytes < pf_end) hwy::Prefetch(j.w + pf0 + u * unit_bytes);
@@ -110,10 +114,18 @@ HWY_INLINE void AccumulateUnits(const LinearJob& j, int64_t r0, int64_t c0, int6
       const VI16 xa = BroadcastPair(xr[r] + 4 * u), xb = BroadcastPair(xr[r] + 4 * u + 2);
       acc[r][0] = PairDot(d32, acc[r][0], a0, xa);
       acc[r][1] = PairDot(d32, acc[r][1], b0, xa);
-      acc[r][0] = PairDot(d32, acc[r][0], a1, xb);
-      acc[r][1] = PairDot(d32, acc[r][1], b1, xb);
+      if constexpr (R <= 2) {  // see `second` below
+        second[r][0] = PairDot(d32, second[r][0], a1, xb);
+        second[r][1] = PairDot(d32, second[r][1], b1, xb);
+      } else {
+        acc[r][0] = PairDot(d32, acc[r][0], a1, xb);
+        acc[r][1] = PairDot(d32, acc[r][1], b1, xb);
+      }
     }
   }
+  if constexpr (R <= 2)
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < 2; ++v) acc[r][v] = hn::Add(acc[r][v], second[r][v]);  // exact integers
 }
 
 // t[r][v] (float, channels of vector v) -> bias, requantize, store the valid channels.
@@ -424,6 +436,9 @@ void LinearQImpl(const void* x, ActType xt, int64_t rows, const QParams& ex, con
       pack_block_meta(w.scales, w.block_sums, n_out, cols, w.block_size, meta);
       j.meta = meta;
     }
+  } else if (prow == n_out) {  // whole tiles: the arrays as they are
+    j.scales = w.scales;
+    j.bsums = w.block_sums;
   } else {
     int32_t* ib = scratch(ibuf, static_cast<size_t>(prow));
     for (int64_t c = 0; c < prow; ++c) {
