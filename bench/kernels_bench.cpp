@@ -1,6 +1,6 @@
 // Kernel throughput on smollm2-135m shapes: integer linear (16-bit activations, 8-bit per-channel
 // and 4-bit block-32 weights) as GEMV (rows 1, decode) and GEMM (rows 32 and 128, prefill),
-// attention matmul_q, and the float ops. Counters: weight_GB/s (packed weight bytes read per
+// attention matmul_q (16-bit and 8-bit caches, copied or read in place), and the float ops. Counters: weight_GB/s (packed weight bytes read per
 // second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
 // run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar build.
 #include <benchmark/benchmark.h>
@@ -18,6 +18,7 @@
 #include "kernels/kernel_mode.h"
 #include "kernels/packed_linear.h"
 #include "kernels/quantized_matmul.h"
+#include "kernels/split_matmul.h"
 
 namespace genai::kernels {
 namespace {
@@ -127,6 +128,64 @@ void BM_AttentionMatmulQ(benchmark::State& state) {
                                               benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_AttentionMatmulQ)->ArgNames({"M", "N"})->Args({1, 512})->Args({1, 2048})->Args({128, 512})->UseRealTime();
+
+// The same with an 8-bit cache: matmul_q on the materialised concat (arg in_place 0) or
+// split_matmul_q reading the cache and the new entry in place (1), as a decode step runs it.
+void BM_AttentionEightBitCache(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), heads = 9, kv = 3, D = 64;
+  const bool in_place = state.range(2) != 0;
+  std::mt19937 rng(5);
+  auto codes16 = [&](size_t n) {
+    std::vector<uint16_t> v(n);
+    for (auto& c : v) c = static_cast<uint16_t>(rng() & 0xffff);
+    return v;
+  };
+  auto codes8 = [&](size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& c : v) c = static_cast<uint8_t>(rng() & 0xff);
+    return v;
+  };
+  const auto q = codes16(static_cast<size_t>(heads * M * D)), p = codes16(static_cast<size_t>(heads * M * N));
+  const auto k = codes8(static_cast<size_t>(kv * D * N)), v = codes8(static_cast<size_t>(kv * N * D));
+  // In place: the cache holds N - M entries, the new part M.
+  const auto k_cache = codes8(static_cast<size_t>(kv * D * (N - M))), k_new = codes8(static_cast<size_t>(kv * D * M));
+  const auto v_cache = codes8(static_cast<size_t>(kv * (N - M) * D)), v_new = codes8(static_cast<size_t>(kv * M * D));
+  std::vector<uint16_t> s(static_cast<size_t>(heads * M * N)), o(static_cast<size_t>(heads * M * D));
+  std::vector<MatmulBatch> qk, pv;
+  for (int64_t h = 0; h < heads; ++h) {
+    qk.push_back({h * M * D, (h / 3) * D * N, h * M * N});
+    pv.push_back({h * M * N, (h / 3) * N * D, h * M * D});
+  }
+  const std::vector<MatmulSegment> k_parts{{k_cache.data(), D * (N - M), N - M, 0, D, 0, N - M},
+                                           {k_new.data(), D * M, M, 0, D, N - M, M}};
+  const std::vector<MatmulSegment> v_parts{{v_cache.data(), (N - M) * D, D, 0, N - M, 0, D},
+                                           {v_new.data(), M * D, D, N - M, M, 0, D}};
+  std::vector<double> work(static_cast<size_t>(heads * split_matmul_work(std::max(D, N), std::max(D, N))));
+  const QParams e{0.01f, 32768, 0, 65535}, e8{0.02f, 128, 0, 255}, ey{1000.0f, 32768, 0, 65535};
+  for (auto _ : state) {
+    if (in_place) {
+      split_matmul_q(q.data(), ActType::kU16, e, k_parts, ActType::kU8, e8, D, N, qk, ey, ActType::kU16, s.data(),
+                     work.data());
+      split_matmul_q(p.data(), ActType::kU16, e, v_parts, ActType::kU8, e8, N, D, pv, ey, ActType::kU16, o.data(),
+                     work.data());
+    } else {
+      matmul_q(q.data(), ActType::kU16, e, k.data(), ActType::kU8, e8, M, D, N, qk, ey, ActType::kU16, s.data());
+      matmul_q(p.data(), ActType::kU16, e, v.data(), ActType::kU8, e8, M, N, D, pv, ey, ActType::kU16, o.data());
+    }
+    benchmark::DoNotOptimize(o.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * 2.0 *
+                                                  static_cast<double>(heads * M * N * D) / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AttentionEightBitCache)
+    ->ArgNames({"M", "N", "in_place"})
+    ->Args({1, 512, 0})
+    ->Args({1, 512, 1})
+    ->Args({1, 2048, 0})
+    ->Args({1, 2048, 1})
+    ->Args({128, 512, 0})
+    ->UseRealTime();
 
 void BM_FloatOps(benchmark::State& state) {
   const int64_t rows = state.range(0), dim = 576;

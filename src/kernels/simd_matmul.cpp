@@ -487,6 +487,11 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
   for (size_t g = 0; g < groups.size(); ++g)
     for (size_t r = 0; r < ranges.size(); ++r)
       for (int64_t j = 0; j < ranges[r].cols; j += 256) items.push_back({g, r, j});
+  // A decode step's attention is a few hundred thousand products per call: waking the pool
+  // costs more than it saves below kSplitParallelWork of them.
+  constexpr int64_t kSplitParallelWork = int64_t{1} << 20;
+  const int64_t work = static_cast<int64_t>(batches.size()) * K * N;
+  const int64_t grain = work < kSplitParallelWork ? static_cast<int64_t>(items.size()) : 1;
   ThreadPool::global().parallel_for(static_cast<int64_t>(items.size()), [&](int64_t begin, int64_t end) {
     thread_local std::vector<int16_t> abuf;
     thread_local std::vector<int32_t> asbuf;
@@ -541,7 +546,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
         }
       }
     }
-  });
+  }, grain);
   return true;
 }
 
