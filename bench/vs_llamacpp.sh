@@ -5,7 +5,9 @@
 # folder outside the source tree with the CPU's own vector extensions except AMX (the CPUs this
 # project lands on report AMX, but AMX code dies with SIGILL on them). Nothing of llama.cpp is
 # committed. The models are random-weight `genai synth` shapes (llama.cpp's quantized from the same
-# f32 GGUF by llama-quantize) and the default model.
+# f32 GGUF by llama-quantize) and the default model. genai compiles each with a prefill AR of
+# --pp and a context of --pp + --tg tokens, the KV size llama-bench gives its own runs (n_ctx =
+# n_prompt + n_gen); its static graphs then attend over that whole context at every call.
 #
 #   bash bench/vs_llamacpp.sh [--shapes "stories15m smollm2-135m default"] [--threads 2]
 #                             [--pp 128] [--tg 128] [--reps 3] [--work DIR] [--genai build/genai]
@@ -76,6 +78,7 @@ llama_quantize=$llama_build/bin/llama-quantize
 
 # ---- models --------------------------------------------------------------------------------
 models=$work/models
+genai_id=$(sha256sum "$genai" | cut -c1-12)  # compiled programs are kept per genai build
 mkdir -p "$models"
 default_model=$root/models/SmolLM2-135M-Instruct.Q4_1.gguf
 source_gguf() {  # shape -> the f32 (or shipped) GGUF both tools start from
@@ -100,11 +103,11 @@ llama_model() {  # shape type(Q8_0|Q4_0|shipped)
 }
 genai_artifact() {  # shape recipe
   local src; src=$(source_gguf "$1")
-  local out=$models/$1.$2.genai
+  local out=$models/$1.$2.ar$pp.cl$((pp + tg)).$genai_id.genai
   if [[ ! -f $out/manifest.json ]]; then
     log "compiling $1 ($2)"
     "$genai" compile --checkpoint "$src" --soc_model SM8650 --backend htp --model_mode hybrid \
-      --max_seq_len 512 --prefill_ar_len "$pp" --quant_recipe "$2" --enable_x86_64 \
+      --max_seq_len "$((pp + tg))" --prefill_ar_len "$pp" --quant_recipe "$2" --enable_x86_64 \
       -a "$out" --json >"$work/compile.log" 2>&1
   fi
   echo "$out"

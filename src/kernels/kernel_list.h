@@ -25,7 +25,9 @@
   X(add_q, AddQImpl,                                                                                             \
     (const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,            \
      const HtpAdd& p, ActType yt, void* y),                                                                      \
-    (a, at, a_step, b, bt, b_step, n, p, yt, y))
+    (a, at, a_step, b, bt, b_step, n, p, yt, y))                                                               \
+  X(softmax_q, SoftmaxQImpl, (const uint16_t* x, int64_t rows, int64_t n, float x_scale, uint16_t* y),         \
+    (x, rows, n, x_scale, y))
 
 // linear_q: w.bits 4 or 8 with w.block_size 0 or a multiple of 4 up to 128 (int32 lanes stay
 // exact), or w.bits 16 per channel, in the vectorised build.

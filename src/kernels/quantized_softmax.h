@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/quantize.h"
 
@@ -21,5 +22,16 @@ bool htp_softmax_applies(const QParams& ex, const QParams& ey);
 // Each of `rows` rows of `n` codes (on input scale x_scale) into n probability codes. Rows are
 // independent: callers may split them across threads.
 void softmax_q(const uint16_t* x, int64_t rows, int64_t n, float x_scale, uint16_t* y);
+
+// Internal (the scalar and vectorised builds): e(d) for every code distance d up to the last one
+// that gives a non-zero e, then one 0: entry min(d, size - 1) is e(d) for any d >= 0.
+const std::vector<int32_t>& softmax_exp_table(float x_scale);
+
+// The reciprocal of a row's sum of e (at least 2^15) and its shift: p = (e * recip) >> (shift - 16).
+struct SoftmaxScale {
+  int64_t recip = 0;
+  int shift = 0;
+};
+SoftmaxScale softmax_scale(uint64_t sum);
 
 }  // namespace genai::kernels

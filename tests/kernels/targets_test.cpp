@@ -12,6 +12,7 @@
 #include "kernels/float_ops.h"
 #include "kernels/packed_linear.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_softmax.h"
 #include "kernels/quantized_matmul.h"
 #include "kernel_test_util.h"
 
@@ -119,6 +120,19 @@ void run_everything(uint32_t seed) {
     return y.all();
   });
   EXPECT_EQ(aa, ab) << "add_q";
+  // softmax_q: rows with tails, one equal maximum per row or several, a narrow and a wide scale.
+  for (float scale : {0.002f, 0.0001f})
+    for (int64_t n : {1, 16, 37, 530}) {
+      CodeBuffer codes(ActType::kU16, static_cast<size_t>(3 * n));
+      for (size_t i = 0; i < codes.size(); ++i) codes.set(i, static_cast<int32_t>(30000 + rng() % 8000));
+      if (n > 2) codes.set(1, codes.at(0));
+      auto [sa, sb] = both_builds([&] {
+        CodeBuffer y(ActType::kU16, codes.size());
+        softmax_q(static_cast<const uint16_t*>(codes.data()), 3, n, scale, static_cast<uint16_t*>(y.data()));
+        return y.all();
+      });
+      EXPECT_EQ(sa, sb) << "softmax_q n " << n << " scale " << scale;
+    }
   const auto c = testing::random_floats(rng, 3 * 64, -1, 1), s = testing::random_floats(rng, 3 * 64, -1, 1);
   auto [ra, rb] = both_builds([&] {
     std::vector<float> y(xf.begin(), xf.begin() + 2 * 3 * 64);
