@@ -14,6 +14,7 @@
 #include "kernels/quantize.h"
 #include "kernels/quantized_add.h"
 #include "kernels/quantized_matmul.h"
+#include "kernels/quantized_rope.h"
 
 #define GENAI_KERNELS_QUANTIZE(X)                                                                              \
   X(quantize, QuantizeImpl, (const float* x, int64_t n, const QParams& p, ActType t, void* q), (x, n, p, t, q)) \
@@ -27,7 +28,11 @@
      const HtpAdd& p, ActType yt, void* y),                                                                      \
     (a, at, a_step, b, bt, b_step, n, p, yt, y))                                                               \
   X(softmax_q, SoftmaxQImpl, (const uint16_t* x, int64_t rows, int64_t n, float x_scale, uint16_t* y),         \
-    (x, rows, n, x_scale, y))
+    (x, rows, n, x_scale, y))                                                                                    \
+  X(rope_q, RopeQImpl,                                                                                           \
+    (const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,      \
+     uint16_t* y),                                                                                               \
+    (x, cos, sin, seq, d, p, y))
 
 // linear_q: w.bits 4 or 8 with w.block_size 0 or a multiple of 4 up to 128 (int32 lanes stay
 // exact), or w.bits 16 per channel, in the vectorised build.

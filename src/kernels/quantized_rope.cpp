@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "kernels/quantized_mul.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
 
 namespace genai::kernels {
 
@@ -38,6 +40,8 @@ HtpRope htp_rope_params(const QParams& x, const QParams& cos, const QParams& sin
   return p;
 }
 
+namespace scalar {
+
 void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,
             uint16_t* y) {
   const int64_t half = d / 2;
@@ -58,6 +62,15 @@ void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t
     span(x + r, x + r + half, -1, cos + r, sin + r, y + r);
     span(x + r + half, x + r, 1, cos + r + half, sin + r + half, y + r + half);
   }
+}
+
+}  // namespace scalar
+
+void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,
+            uint16_t* y) {
+  if (seq <= 0 || d <= 0) return;
+  if (use_simd()) simd::rope_q(x, cos, sin, seq, d, p, y);
+  else scalar::rope_q(x, cos, sin, seq, d, p, y);
 }
 
 }  // namespace genai::kernels

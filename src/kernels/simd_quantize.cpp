@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "kernels/quantized_mul.h"
+#include "kernels/quantized_rope.h"
 #include "kernels/quantized_softmax.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
@@ -156,6 +158,64 @@ void SoftmaxQImpl(const uint16_t* x, int64_t rows, int64_t n, float x_scale, uin
     for (; i < n; ++i) {
       const int64_t p = (int64_t{e[static_cast<size_t>(i)]} * sc.recip) >> shift;
       yr[i] = static_cast<uint16_t>(p > 65535 ? 65535 : p);
+    }
+  }
+}
+
+// kernels::rope_q: the same arithmetic in double lanes (products of code differences are exact,
+// times the ratio rounded once, as mul_code; clamp_code's bounds, NaN to qmin, round half to even;
+// then htp_add_code as AddQImpl), over the elements of each half-row; tails by the scalar build.
+template <class DDh>
+HWY_INLINE hn::Vec<DDh> ClampCodeVec(DDh dd, hn::Vec<DDh> t, const QParams& q) {
+  const auto lo = hn::Set(dd, static_cast<double>(q.qmin - q.zero_point));
+  const auto hi = hn::Set(dd, static_cast<double>(q.qmax - q.zero_point));
+  const auto r = hn::Add(hn::Round(t), hn::Set(dd, static_cast<double>(q.zero_point)));
+  const auto above = hn::IfThenElse(hn::Ge(t, hi), hn::Set(dd, static_cast<double>(q.qmax)), r);
+  return hn::IfThenElse(hn::Ge(t, lo), above, hn::Set(dd, static_cast<double>(q.qmin)));  // NaN: qmin
+}
+
+void RopeQImpl(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,
+               uint16_t* y) {
+  const DD dd;
+  const hn::Rebind<int32_t, DD> di;
+  const hn::Rebind<uint16_t, DD> du;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(dd)), half = d / 2;
+  const auto load = [&](const uint16_t* src) { return hn::PromoteTo(dd, hn::PromoteTo(di, hn::LoadU(du, src))); };
+  const auto zx = hn::Set(dd, static_cast<double>(p.x.zero_point)), zc = hn::Set(dd, static_cast<double>(p.cos.zero_point));
+  const auto zs = hn::Set(dd, static_cast<double>(p.sin.zero_point)), zsym = hn::Set(dd, static_cast<double>(p.sym.zero_point));
+  const auto r_rot = hn::Set(dd, p.rotated), r_xc = hn::Set(dd, p.x_cos), r_rs = hn::Set(dd, p.rot_sin);
+  const auto ma = hn::Set(dd, static_cast<double>(p.add.ma)), mb = hn::Set(dd, static_cast<double>(p.add.mb));
+  const auto zpa = hn::Set(dd, static_cast<double>(p.add.zpa)), zpb = hn::Set(dd, static_cast<double>(p.add.zpb));
+  const auto rnd = hn::Set(dd, static_cast<double>(int64_t{1} << (p.add.shift - 1)));
+  const auto inv = hn::Set(dd, 1.0 / static_cast<double>(int64_t{1} << p.add.shift));
+  const auto zpy = hn::Set(dd, static_cast<double>(p.add.zpy));
+  const auto ylo = hn::Set(dd, static_cast<double>(p.add.qmin)), yhi = hn::Set(dd, static_cast<double>(p.add.qmax));
+  const int64_t full = half / L * L;
+  for (int64_t s = 0; s < seq; ++s) {
+    const int64_t r = s * d;
+    for (int part = 0; part < 2; ++part) {
+      const uint16_t* xr = x + r + part * half;
+      const uint16_t* other = x + r + (1 - part) * half;
+      const uint16_t* cr = cos + r + part * half;
+      const uint16_t* sr = sin + r + part * half;
+      uint16_t* yr = y + r + part * half;
+      const auto sign = hn::Set(dd, part == 0 ? -1.0 : 1.0);
+      for (int64_t i = 0; i < full; i += L) {
+        const auto rot = ClampCodeVec(dd, hn::Mul(hn::Mul(sign, hn::Sub(load(other + i), zx)), r_rot), p.sym);
+        const auto xc = ClampCodeVec(dd, hn::Mul(hn::Mul(hn::Sub(load(xr + i), zx), hn::Sub(load(cr + i), zc)), r_xc), p.sym);
+        const auto rs = ClampCodeVec(dd, hn::Mul(hn::Mul(hn::Sub(rot, zsym), hn::Sub(load(sr + i), zs)), r_rs), p.sym);
+        const auto sum = hn::Add(hn::Add(hn::Mul(hn::Sub(xc, zpa), ma), hn::Mul(hn::Sub(rs, zpb), mb)), rnd);
+        const auto q = hn::Min(hn::Max(hn::Add(hn::Floor(hn::Mul(sum, inv)), zpy), ylo), yhi);
+        hn::StoreU(hn::DemoteTo(du, hn::DemoteTo(di, q)), du, yr + i);
+      }
+      for (int64_t i = full; i < half; ++i) {
+        const int32_t sgn = part == 0 ? -1 : 1;
+        const int32_t rot = mul_code(sgn * (static_cast<int32_t>(other[i]) - p.x.zero_point), 1, p.rotated, p.sym);
+        const int32_t xc = mul_code(static_cast<int32_t>(xr[i]) - p.x.zero_point,
+                                    static_cast<int32_t>(cr[i]) - p.cos.zero_point, p.x_cos, p.sym);
+        const int32_t rs = mul_code(rot - p.sym.zero_point, static_cast<int32_t>(sr[i]) - p.sin.zero_point, p.rot_sin, p.sym);
+        yr[i] = static_cast<uint16_t>(htp_add_code(xc, rs, p.add));
+      }
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "kernels/float_ops.h"
 #include "kernels/packed_linear.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_rope.h"
 #include "kernels/quantized_softmax.h"
 #include "kernels/quantized_matmul.h"
 #include "kernel_test_util.h"
@@ -120,6 +121,27 @@ void run_everything(uint32_t seed) {
     return y.all();
   });
   EXPECT_EQ(aa, ab) << "add_q";
+  // rope_q: head sizes with and without a tail past whole vectors, codes at the extremes (clamps)
+  // and random ones.
+  for (int64_t hd : {64, 48, 6})
+    for (bool extreme : {false, true}) {
+      const int64_t seq = 3;
+      CodeBuffer xq(ActType::kU16, static_cast<size_t>(seq * hd)), cq(ActType::kU16, xq.size()), sq(ActType::kU16, xq.size());
+      for (size_t i = 0; i < xq.size(); ++i) {
+        xq.set(i, extreme ? ((i % 3) ? 65535 : 0) : static_cast<int32_t>(rng() & 0xffff));
+        cq.set(i, static_cast<int32_t>(rng() & 0xffff));
+        sq.set(i, extreme ? 65535 : static_cast<int32_t>(rng() & 0xffff));
+      }
+      const QParams ex{0.0004f, 31000, 0, 65535}, ec{1.0f / 32767.0f, 32768, 0, 65535}, ey{0.0003f, 32000, 0, 65535};
+      const HtpRope hp = htp_rope_params(ex, ec, ec, ey);
+      auto [ya, yb] = both_builds([&] {
+        CodeBuffer yq(ActType::kU16, xq.size());
+        rope_q(static_cast<const uint16_t*>(xq.data()), static_cast<const uint16_t*>(cq.data()),
+               static_cast<const uint16_t*>(sq.data()), seq, hd, hp, static_cast<uint16_t*>(yq.data()));
+        return yq.all();
+      });
+      EXPECT_EQ(ya, yb) << "rope_q head " << hd << (extreme ? " extreme" : "");
+    }
   // softmax_q: rows with tails, one equal maximum per row or several, a narrow and a wide scale.
   for (float scale : {0.002f, 0.0001f})
     for (int64_t n : {1, 16, 37, 530}) {
