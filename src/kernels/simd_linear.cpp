@@ -41,7 +41,8 @@ GENAI_KERNELS_LINEAR(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
 // x'[2s+1] w[i][2s+1] (vpdpwssd / vpmaddwd). |x'| <= 32768, |w| <= 128: one step adds at most
 // 2^23 to a lane, so lanes stay exact for 255 steps. Blocks of <= 128 columns (64 steps, plus a
 // correction <= 2^15 * 128 * 128) stay below 2^31 and convert to float exactly as the QDQ
-// reference's int64 does; per-channel weights flush the lanes to exact doubles every 64 steps.
+// reference's int64 does; per-channel weights flush the lanes to exact doubles every 127 units
+// (254 steps).
 
 struct LinearJob {
   const int16_t* x = nullptr;   // [rows, pcols] x' (16-bit weights: its high parts xh)
@@ -207,7 +208,7 @@ HWY_NOINLINE void TilePerChannel(const LinearJob& j, int64_t r0, int64_t c0, int
   HWY_ALIGN double sum[R * 2 * kMaxLanes32];
   for (int64_t i = 0; i < R * 2 * L; ++i) sum[i] = 0.0;
   const int64_t units = j.pcols / 4;
-  constexpr int64_t kFlush = 64;
+  constexpr int64_t kFlush = 127;  // 127 units of at most 2^24 per lane stay below 2^31
   for (int64_t u0 = 0; u0 < units; u0 += kFlush) {
     VI32 acc[R][2];
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(di);

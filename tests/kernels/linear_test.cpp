@@ -171,9 +171,10 @@ TEST(LinearQ, ExtremeCodesStayExact) {
   std::mt19937 rng(7);
   for (int32_t zp : {0, 1, 32768, 65534, 65535})
     for (QDType wt : {QDType::kI8, QDType::kI4, QDType::kI16})
-      for (int64_t block : {0, 128}) {
+      for (int64_t block : {0, 128})
+        for (int64_t rows : {2, 9}) {  // the decode tile (split accumulators) and the prefill one
         if (wt == QDType::kI16 && block) continue;
-        const int64_t rows = 2, out = 18, in = block ? 1024 : 8192 + 4;
+        const int64_t out = 18, in = block ? 1024 : 8192 + 4;
         Encoding ex;
         ex.dtype = QDType::kU16;
         ex.scale = 0.001f;
@@ -195,7 +196,8 @@ TEST(LinearQ, ExtremeCodesStayExact) {
         std::vector<int32_t> xq(static_cast<size_t>(rows * in));
         for (int64_t k = 0; k < rows * in; ++k) xq[static_cast<size_t>(k)] = k < in ? 0 : ((k % 5) ? 65535 : 0);
         const Encoding ey = output_encoding(QDType::kU16, xq, ex, w, nullptr, rows, 1.0f);
-        expect_linear_matches(xq, ex, w, {}, rows, ey, fmt::format("extreme zp {} {} block {}", zp, quant::qdtype_name(wt), block));
+        expect_linear_matches(xq, ex, w, {}, rows, ey,
+                              fmt::format("extreme zp {} {} block {} rows {}", zp, quant::qdtype_name(wt), block, rows));
       }
 }
 
