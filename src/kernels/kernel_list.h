@@ -61,6 +61,8 @@
     (x, rows, dim, weight, eps, y))                                                                              \
   X(softmax, SoftmaxImpl, (float* x, int64_t rows, int64_t n), (x, rows, n))                                    \
   X(silu, SiluImpl, (float* x, int64_t n), (x, n))                                                               \
+  X(silu_q, SiluQImpl, (const uint16_t* x, int64_t n, const QParams& ex, const QParams& ey, uint16_t* y),       \
+    (x, n, ex, ey, y))                                                                                           \
   X(rope, RopeImpl,                                                                                              \
     (const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y), \
     (x, heads, seq, head_dim, cos, sin, y))                                                                      \

@@ -11,6 +11,8 @@
 
 #include "kernels/float_arith.h"
 #include "kernels/quantized_mul.h"
+#include "kernels/scalar_kernels.h"
+#include "kernels/simd_kernels.h"
 
 namespace genai::kernels {
 namespace {
@@ -54,6 +56,8 @@ bool htp_silu_applies(const QParams& x, const QParams& y) {
   return x.qmin == 0 && x.qmax == 65535 && y.qmin == 0 && y.qmax == 65535;
 }
 
+namespace scalar {
+
 void silu_q(const uint16_t* x, int64_t n, const QParams& ex, const QParams& ey, uint16_t* y) {
   const double ratio = product_ratio(ex.scale, htp_sigmoid_grid().scale, ey);
   if (const std::vector<uint16_t>* table = n >= 256 ? silu_table(ex, ey, ratio) : nullptr) {
@@ -61,6 +65,14 @@ void silu_q(const uint16_t* x, int64_t n, const QParams& ex, const QParams& ey, 
     return;
   }
   for (int64_t i = 0; i < n; ++i) y[i] = silu_code(x[i], ex, ey, ratio);
+}
+
+}  // namespace scalar
+
+void silu_q(const uint16_t* x, int64_t n, const QParams& ex, const QParams& ey, uint16_t* y) {
+  if (n <= 0) return;
+  if (use_simd()) simd::silu_q(x, n, ex, ey, y);
+  else scalar::silu_q(x, n, ex, ey, y);
 }
 
 }  // namespace genai::kernels

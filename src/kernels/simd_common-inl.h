@@ -65,6 +65,17 @@ HWY_INLINE hn::Vec<DD> HtpAccumulatorVec(DD dd, hn::Vec<DD> centred, hn::Vec<DD>
   return hn::Add(floored, rounded);
 }
 
+// kernels::clamp_code (quantized_mul.h) in double lanes: t rounded half to even plus q's zero
+// point, clamped to q's codes, NaN to qmin.
+template <class DDh>
+HWY_INLINE hn::Vec<DDh> ClampCodeVec(DDh dd, hn::Vec<DDh> t, const QParams& q) {
+  const auto lo = hn::Set(dd, static_cast<double>(q.qmin - q.zero_point));
+  const auto hi = hn::Set(dd, static_cast<double>(q.qmax - q.zero_point));
+  const auto r = hn::Add(hn::Round(t), hn::Set(dd, static_cast<double>(q.zero_point)));
+  const auto above = hn::IfThenElse(hn::Ge(t, hi), hn::Set(dd, static_cast<double>(q.qmax)), r);
+  return hn::IfThenElse(hn::Ge(t, lo), above, hn::Set(dd, static_cast<double>(q.qmin)));  // NaN: qmin
+}
+
 // Stores `count` (<= lanes) codes of q (int32 lanes within [0, 65535]) as u8 or u16.
 template <class DI>
 HWY_INLINE void StoreCodes(DI di, hn::Vec<DI> q, ActType t, void* y, int64_t index, size_t count) {

@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "kernels/float_arith.h"
+#include "kernels/quantized_mul.h"
+#include "kernels/quantized_silu.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
 #include "kernels/simd_targets.h"
@@ -132,6 +134,40 @@ void SiluImpl(float* x, int64_t n) {
     hn::StoreU(hn::Div(v, hn::Add(one, ExpF(df, hn::Neg(v)))), df, x + i);
   }
   for (; i < n; ++i) x[i] = x[i] / (1.0f + exp_f32(-x[i]));
+}
+
+// kernels::silu_q on 16-bit codes: the sigmoid's code (htp_sigmoid_code: the same float
+// operations, ExpF for exp_f32) times the code difference, onto y (mul_code in double lanes).
+void SiluQImpl(const uint16_t* x, int64_t n, const QParams& ex, const QParams& ey, uint16_t* y) {
+  const DF df;
+  const DI32 di;
+  const DD dd;
+  const hn::Rebind<int32_t, DD> dih;
+  const hn::Rebind<uint16_t, DI32> du16;
+  const hn::Rebind<uint16_t, DD> du16h;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df)), H = L / 2;
+  const VF one = hn::Set(df, 1.0f), scale = hn::Set(df, ex.scale), k2_15 = hn::Set(df, 32768.0f);
+  const VF two = hn::Set(df, 2.0f), top = hn::Set(df, 65535.0f);
+  const VI32 zx = hn::Set(di, ex.zero_point);
+  const VD ratio = hn::Set(dd, product_ratio(ex.scale, htp_sigmoid_grid().scale, ey));
+  int64_t i = 0;
+  HWY_ALIGN int32_t dxs[kMaxLanes32], codes[kMaxLanes32];
+  HWY_ALIGN uint16_t out[kMaxLanes32];
+  for (; i + L <= n; i += L) {
+    const VI32 dx = hn::Sub(hn::PromoteTo(di, hn::LoadU(du16, x + i)), zx);
+    const VF xf = hn::Mul(hn::ConvertTo(df, dx), scale);
+    const VF sig = hn::Div(one, hn::Add(one, ExpF(df, hn::Neg(xf))));
+    const VF code = hn::IfThenElseZero(hn::Gt(sig, hn::Zero(df)), hn::Min(hn::Mul(two, hn::Floor(hn::Mul(sig, k2_15))), top));
+    hn::Store(dx, di, dxs);
+    hn::Store(hn::ConvertTo(di, code), di, codes);
+    for (int64_t h = 0; h < L; h += H) {
+      const VD prod = hn::Mul(hn::PromoteTo(dd, hn::Load(dih, dxs + h)), hn::PromoteTo(dd, hn::Load(dih, codes + h)));
+      const VD q = ClampCodeVec(dd, hn::Mul(prod, ratio), ey);
+      hn::Store(hn::DemoteTo(du16h, hn::DemoteTo(dih, q)), du16h, out + h);
+    }
+    std::memcpy(y + i, out, static_cast<size_t>(L) * sizeof(uint16_t));
+  }
+  if (i < n) scalar::silu_q(x + i, n - i, ex, ey, y + i);
 }
 
 // rope: the interpreter's products and sum per element (no fused multiply-add): bit-exact.

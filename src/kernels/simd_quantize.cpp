@@ -165,15 +165,6 @@ void SoftmaxQImpl(const uint16_t* x, int64_t rows, int64_t n, float x_scale, uin
 // kernels::rope_q: the same arithmetic in double lanes (products of code differences are exact,
 // times the ratio rounded once, as mul_code; clamp_code's bounds, NaN to qmin, round half to even;
 // then htp_add_code as AddQImpl), over the elements of each half-row; tails by the scalar build.
-template <class DDh>
-HWY_INLINE hn::Vec<DDh> ClampCodeVec(DDh dd, hn::Vec<DDh> t, const QParams& q) {
-  const auto lo = hn::Set(dd, static_cast<double>(q.qmin - q.zero_point));
-  const auto hi = hn::Set(dd, static_cast<double>(q.qmax - q.zero_point));
-  const auto r = hn::Add(hn::Round(t), hn::Set(dd, static_cast<double>(q.zero_point)));
-  const auto above = hn::IfThenElse(hn::Ge(t, hi), hn::Set(dd, static_cast<double>(q.qmax)), r);
-  return hn::IfThenElse(hn::Ge(t, lo), above, hn::Set(dd, static_cast<double>(q.qmin)));  // NaN: qmin
-}
-
 void RopeQImpl(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,
                uint16_t* y) {
   const DD dd;

@@ -13,6 +13,7 @@
 #include "kernels/packed_linear.h"
 #include "kernels/quantized_add.h"
 #include "kernels/quantized_rope.h"
+#include "kernels/quantized_silu.h"
 #include "kernels/quantized_softmax.h"
 #include "kernels/quantized_matmul.h"
 #include "kernel_test_util.h"
@@ -142,6 +143,18 @@ void run_everything(uint32_t seed) {
       });
       EXPECT_EQ(ya, yb) << "rope_q head " << hd << (extreme ? " extreme" : "");
     }
+  // silu_q: every code, on an encoding that clamps at both ends and one that does not.
+  for (const auto& [exs, eys] : {std::pair<QParams, QParams>{{0.0003f, 30000, 0, 65535}, {0.0001f, 2000, 0, 65535}},
+                                 std::pair<QParams, QParams>{{0.002f, 32768, 0, 65535}, {0.0009f, 3000, 0, 65535}}}) {
+    std::vector<uint16_t> all(65536 + 7);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i * 40503u);
+    auto [la, lb] = both_builds([&] {
+      std::vector<uint16_t> out(all.size());
+      silu_q(all.data(), static_cast<int64_t>(all.size()), exs, eys, out.data());
+      return out;
+    });
+    EXPECT_EQ(la, lb) << "silu_q scale " << exs.scale;
+  }
   // softmax_q: rows with tails, one equal maximum per row or several, a narrow and a wide scale.
   for (float scale : {0.002f, 0.0001f})
     for (int64_t n : {1, 16, 37, 530}) {
