@@ -70,10 +70,51 @@ struct MatmulJob {
   void* y;
 };
 
+MatmulJob MakeJob(const void* a, ActType at, const QParams& ea, const void* b, ActType bt, const QParams& eb, int64_t M,
+                  int64_t K, int64_t N, const QParams& ey, ActType yt, void* y) {
+  return MatmulJob{a,
+                   at,
+                   b,
+                   bt,
+                   M,
+                   K,
+                   N,
+                   static_cast<double>(ea.zero_point),
+                   static_cast<double>(eb.zero_point),
+                   htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb)),
+                   (ea.scale * eb.scale) / ey.scale,
+                   ey,
+                   yt,
+                   y};
+}
+
 // One output row: where its A row starts and where its Y row starts (elements).
 struct RowRef {
   int64_t a = 0, y = 0;
 };
+
+// Rows that read one b matrix (the heads of a GQA group, or one batch entry's M rows): rows
+// [first, first + count) of the list GroupRows fills.
+struct RowGroup {
+  int64_t b_offset;
+  size_t first, count;
+};
+
+std::vector<RowGroup> GroupRows(const std::vector<MatmulBatch>& batches, int64_t M, int64_t K, int64_t N,
+                                std::vector<RowRef>& rows) {
+  std::vector<size_t> order(batches.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t z) { return batches[x].b_offset < batches[z].b_offset; });
+  std::vector<RowGroup> groups;
+  for (size_t k = 0; k < order.size();) {
+    const int64_t boff = batches[order[k]].b_offset;
+    const size_t first = rows.size();
+    for (; k < order.size() && batches[order[k]].b_offset == boff; ++k)
+      for (int64_t i = 0; i < M; ++i) rows.push_back({batches[order[k]].a_offset + i * K, batches[order[k]].y_offset + i * N});
+    groups.push_back({boff, first, rows.size() - first});
+  }
+  return groups;
+}
 
 // R rows that share one B matrix (rows of one batch entry, or the heads of one GQA group) x
 // columns [j0, j0 + 4 * DD lanes): every converted B vector is used R times.
@@ -181,7 +222,7 @@ struct IntItemData {
 // (a b split along K, read in place); the vector reaching past the last column reads through a
 // zero-padded copy.
 template <int R, bool kDirect>
-HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax, const int32_t* asum,
+HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax, const int64_t* asum,
                         const int64_t* yrow, int64_t j0, int64_t jv, double off_a, int64_t cols) {
   const DI32 di;
   const DD dd;
@@ -281,6 +322,20 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   }
 }
 
+// a's row at `offset` as int16 a' = a - off_a (off_a 32768 for 16-bit codes, 0 for 8-bit) into
+// dst[0, K); returns sum a'.
+int64_t CentredRow(const void* a, ActType at, int64_t offset, int64_t K, int16_t* dst) {
+  int64_t sum = 0;
+  if (at == ActType::kU16) {
+    const uint16_t* src = static_cast<const uint16_t*>(a) + offset;
+    for (int64_t p = 0; p < K; ++p) sum += dst[p] = static_cast<int16_t>(src[p] ^ 0x8000u);
+  } else {
+    const uint8_t* src = static_cast<const uint8_t*>(a) + offset;
+    for (int64_t p = 0; p < K; ++p) sum += dst[p] = static_cast<int16_t>(src[p]);
+  }
+  return sum;
+}
+
 // Packs b's columns [j0, j0 + width) of one matrix (b at its first column) as pairs along K:
 // lane j of a pair vector holds b[2q][j] in its low half and b[2q + 1][j] in its high half; zeros
 // past K and past `valid` columns. bs: the column sums.
@@ -314,7 +369,7 @@ void PackPairs(const uint8_t* b, int64_t K, int64_t N, int64_t pairs, int64_t wi
 
 template <int R>
 HWY_INLINE void IntTileAny(bool direct, const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
-                           const int32_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
+                           const int64_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
                            int64_t cols) {
   if (direct) IntTile<R, true>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
   else IntTile<R, false>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
@@ -326,26 +381,8 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
   const int64_t K = job.K, N = job.N, pairs = (K + 1) / 2, kp = 2 * pairs;
   const bool a16 = job.at == ActType::kU16;
   const double off_a = a16 ? 32768.0 : 0.0;
-  // Rows grouped by the b matrix they read (GQA heads share one).
-  struct Group {
-    int64_t b_offset;
-    size_t first, count;
-  };
   std::vector<RowRef> rows;
-  std::vector<Group> groups;
-  {
-    std::vector<size_t> order(batches.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t z) { return batches[x].b_offset < batches[z].b_offset; });
-    for (size_t k = 0; k < order.size();) {
-      const int64_t boff = batches[order[k]].b_offset;
-      const size_t first = rows.size();
-      for (; k < order.size() && batches[order[k]].b_offset == boff; ++k)
-        for (int64_t i = 0; i < job.M; ++i) rows.push_back({batches[order[k]].a_offset + i * K, batches[order[k]].y_offset + i * N});
-      groups.push_back({boff, first, rows.size() - first});
-    }
-  }
+  const std::vector<RowGroup> groups = GroupRows(batches, job.M, K, N, rows);
   // Work items: (group, column span, row chunk). Spans of up to 256 columns.
   const int64_t span = std::min<int64_t>((N + tile - 1) / tile * tile, std::max<int64_t>(tile, 256 / tile * tile));
   const int64_t spans = (N + span - 1) / span;
@@ -361,10 +398,11 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         items.push_back({g, s * span, r, std::min<size_t>(groups[g].count, r + kIntRowChunk)});
   ThreadPool::global().parallel_for(static_cast<int64_t>(items.size()), [&](int64_t begin, int64_t end) {
     thread_local std::vector<int16_t> bbuf, abuf;
-    thread_local std::vector<int32_t> bsbuf, asbuf;
+    thread_local std::vector<int32_t> bsbuf;
+    thread_local std::vector<int64_t> asbuf;
     for (int64_t ii = begin; ii < end; ++ii) {
       const Item& item = items[static_cast<size_t>(ii)];
-      const Group& g = groups[item.group];
+      const RowGroup& g = groups[item.group];
       const int64_t width = std::min(span, (N - item.j0 + tile - 1) / tile * tile);
       const int64_t valid = std::min(width, N - item.j0);
       const uint8_t* b = static_cast<const uint8_t*>(job.b) + g.b_offset + item.j0;
@@ -388,18 +426,9 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
       if (abuf.size() < n_rows * static_cast<size_t>(kp)) abuf.resize(n_rows * static_cast<size_t>(kp));
       if (asbuf.size() < n_rows) asbuf.resize(n_rows);
       for (size_t r = 0; r < n_rows; ++r) {
-        const int64_t ao = rows[g.first + item.r0 + r].a;
         int16_t* dst = abuf.data() + r * static_cast<size_t>(kp);
-        int32_t sacc = 0;
-        if (a16) {
-          const uint16_t* src = static_cast<const uint16_t*>(job.a) + ao;
-          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p] ^ 0x8000u);
-        } else {
-          const uint8_t* src = static_cast<const uint8_t*>(job.a) + ao;
-          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p]);
-        }
+        asbuf[r] = CentredRow(job.a, job.at, rows[g.first + item.r0 + r].a, K, dst);
         if (kp > K) dst[K] = 0;
-        asbuf[r] = sacc;
       }
       const KSegment whole{b, N, 0, K};
       const IntItemData data = direct ? IntItemData{nullptr, nullptr, 0, 0, &whole, 1} : IntItemData{pb, bs, width, pairs};
@@ -411,7 +440,7 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
           ax[k] = abuf.data() + (r + static_cast<size_t>(k)) * static_cast<size_t>(kp);
           yrow[k] = rows[g.first + item.r0 + r + static_cast<size_t>(k)].y;
         }
-        const int32_t* as = asbuf.data() + r;
+        const int64_t* as = asbuf.data() + r;
         for (int64_t jv = 0; jv < width; jv += tile) {
           const int64_t cols = std::min(tile, valid - jv);
           switch (nr) {
@@ -436,20 +465,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
   if (bt != ActType::kU8 || K <= 0 || N <= 0 || batches.empty()) return false;
   const DI32 di;
   const int64_t L = static_cast<int64_t>(hn::Lanes(di)), tile = kIntCols * L;
-  const MatmulJob job{a,
-                      at,
-                      nullptr,
-                      bt,
-                      1,
-                      K,
-                      N,
-                      static_cast<double>(ea.zero_point),
-                      static_cast<double>(eb.zero_point),
-                      htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb)),
-                      (ea.scale * eb.scale) / ey.scale,
-                      ey,
-                      yt,
-                      y};
+  const MatmulJob job = MakeJob(a, at, ea, nullptr, bt, eb, 1, K, N, ey, yt, y);
   const bool a16 = at == ActType::kU16;
   const double off_a = a16 ? 32768.0 : 0.0;
   // Column ranges and the segments (by index) covering each.
@@ -494,7 +510,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
   const int64_t grain = work < kSplitParallelWork ? static_cast<int64_t>(items.size()) : 1;
   ThreadPool::global().parallel_for(static_cast<int64_t>(items.size()), [&](int64_t begin, int64_t end) {
     thread_local std::vector<int16_t> abuf;
-    thread_local std::vector<int32_t> asbuf;
+    thread_local std::vector<int64_t> asbuf;
     const int64_t kp = K + 2;  // a' rows zero-padded: an odd segment's last pair reads a'[p0 + rows]
     for (int64_t ii = begin; ii < end; ++ii) {
       const Item& item = items[static_cast<size_t>(ii)];
@@ -511,18 +527,9 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
       if (abuf.size() < g.count * static_cast<size_t>(kp)) abuf.resize(g.count * static_cast<size_t>(kp));
       if (asbuf.size() < g.count) asbuf.resize(g.count);
       for (size_t r = 0; r < g.count; ++r) {
-        const int64_t ao = batches[order[g.first + r].second].a_offset;
         int16_t* dst = abuf.data() + r * static_cast<size_t>(kp);
-        int32_t sacc = 0;
-        if (a16) {
-          const uint16_t* src = static_cast<const uint16_t*>(a) + ao;
-          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p] ^ 0x8000u);
-        } else {
-          const uint8_t* src = static_cast<const uint8_t*>(a) + ao;
-          for (int64_t p = 0; p < K; ++p) sacc += dst[p] = static_cast<int16_t>(src[p]);
-        }
+        asbuf[r] = CentredRow(a, at, batches[order[g.first + r].second].a_offset, K, dst);
         dst[K] = dst[K + 1] = 0;
-        asbuf[r] = sacc;
       }
       const IntItemData data{nullptr, nullptr, 0, 0, segs, nsegs};
       for (size_t r = 0; r < g.count; r += kIntRows) {
@@ -533,7 +540,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
           ax[k] = abuf.data() + (r + static_cast<size_t>(k)) * static_cast<size_t>(kp);
           yrow[k] = batches[order[g.first + r + static_cast<size_t>(k)].second].y_offset;
         }
-        const int32_t* as = asbuf.data() + r;
+        const int64_t* as = asbuf.data() + r;
         const int64_t j0 = range.col0 + item.j0;
         for (int64_t jv = 0; jv < width; jv += tile) {
           const int64_t cols = std::min(tile, width - jv);
@@ -554,51 +561,24 @@ void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, Ac
                  int64_t K, int64_t N, const std::vector<MatmulBatch>& batches, const QParams& ey, ActType yt, void* y) {
   const DD dd;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dd)), jw = 4 * L;
-  const MatmulJob job{a,
-                      at,
-                      b,
-                      bt,
-                      M,
-                      K,
-                      N,
-                      static_cast<double>(ea.zero_point),
-                      static_cast<double>(eb.zero_point),
-                      htp_floors_accumulator(ea.qmax, matmul_operand_bits(eb)),
-                      (ea.scale * eb.scale) / ey.scale,
-                      ey,
-                      yt,
-                      y};
+  const MatmulJob job = MakeJob(a, at, ea, b, bt, eb, M, K, N, ey, yt, y);
   if (bt == ActType::kU8 && K > 0 && N > 0) {
     MatmulQInt(job, batches);
     return;
   }
-  // Rows grouped by the B matrix they read (GQA heads share one), in chunks of up to 4.
-  struct Chunk {
-    int64_t b_offset;
-    size_t first, count;  // into rows
-  };
+  // Rows grouped by the B matrix they read, in chunks of up to 4.
   std::vector<RowRef> rows;
-  std::vector<Chunk> chunks;
-  {
-    std::vector<size_t> order(batches.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t z) { return batches[x].b_offset < batches[z].b_offset; });
-    for (size_t k = 0; k < order.size();) {
-      const int64_t boff = batches[order[k]].b_offset;
-      const size_t first = rows.size();
-      for (; k < order.size() && batches[order[k]].b_offset == boff; ++k)
-        for (int64_t i = 0; i < M; ++i) rows.push_back({batches[order[k]].a_offset + i * K, batches[order[k]].y_offset + i * N});
-      for (size_t r = first; r < rows.size(); r += 4) chunks.push_back({boff, r, std::min<size_t>(4, rows.size() - r)});
-    }
-  }
+  std::vector<RowGroup> chunks;
+  for (const RowGroup& g : GroupRows(batches, M, K, N, rows))
+    for (size_t r = g.first; r < g.first + g.count; r += 4)
+      chunks.push_back({g.b_offset, r, std::min<size_t>(4, g.first + g.count - r)});
   // Work items: (row chunk, column span), so a single decode row still splits over threads.
   const int64_t span = std::max<int64_t>(jw, (256 / jw) * jw);
   const int64_t spans = (N + span - 1) / span;
   const int64_t items = static_cast<int64_t>(chunks.size()) * spans;
   ThreadPool::global().parallel_for(items, [&](int64_t begin, int64_t end) {
     for (int64_t it = begin; it < end; ++it) {
-      const Chunk& c = chunks[static_cast<size_t>(it / spans)];
+      const RowGroup& c = chunks[static_cast<size_t>(it / spans)];
       const RowRef* rr = rows.data() + c.first;
       const int64_t j0 = (it % spans) * span, j1 = std::min(N, j0 + span);
       int64_t j = j0;

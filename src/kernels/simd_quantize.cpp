@@ -31,27 +31,10 @@ GENAI_KERNELS_QUANTIZE(GENAI_KERNEL_IMPL_FORWARD_TO_SCALAR)
 // ---------------------------------------------------------------------------------------------
 // quantize / dequantize / round_to_f16
 
-void QuantizeImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
-  const DF df;
-  const DI32 di;
-  const VF scale = hn::Set(df, p.scale);
-  const VF lo = hn::Set(df, static_cast<float>(p.qmin - p.zero_point));
-  const VF hi = hn::Set(df, static_cast<float>(p.qmax - p.zero_point));
-  const VI32 zp = hn::Set(di, p.zero_point);
-  const VF one = hn::Set(df, 1.0f);
-  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    // rne(x / scale): a true division, as quant::quantize_value does.
-    StoreCodes(di, RequantizeVec(df, hn::Div(hn::LoadU(df, x + i), scale), one, lo, hi, zp), t, q, i,
-               static_cast<size_t>(L));
-  }
-  if (i < n) scalar::quantize(x + i, n - i, p, t, t == ActType::kU8 ? static_cast<void*>(static_cast<uint8_t*>(q) + i)
-                                                                     : static_cast<void*>(static_cast<uint16_t*>(q) + i));
-}
-
-// kernels::requantize_floor: floor(x / scale) clamped, NaN -> the zero point.
-void QuantizeFloorImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+// x / scale (a true division, as quant::quantize_value does) rounded half to even (kFloor: floored,
+// kernels::requantize_floor), clamped, NaN -> the zero point; the tail by the scalar build.
+template <bool kFloor>
+void QuantizeRounded(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   const DF df;
   const DI32 di;
   const VF scale = hn::Set(df, p.scale);
@@ -61,14 +44,22 @@ void QuantizeFloorImpl(const float* x, int64_t n, const QParams& p, ActType t, v
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
   int64_t i = 0;
   for (; i + L <= n; i += L) {
-    const VF r = hn::Floor(hn::Div(hn::LoadU(df, x + i), scale));
+    const VF v = hn::Div(hn::LoadU(df, x + i), scale);
+    const VF r = kFloor ? hn::Floor(v) : hn::Round(v);
     const VF c = hn::IfThenElseZero(hn::Eq(r, r), hn::Min(hn::Max(r, lo), hi));
     StoreCodes(di, hn::Add(hn::ConvertTo(di, c), zp), t, q, i, static_cast<size_t>(L));
   }
-  if (i < n)
-    scalar::quantize_floor(x + i, n - i, p, t,
-                           t == ActType::kU8 ? static_cast<void*>(static_cast<uint8_t*>(q) + i)
-                                             : static_cast<void*>(static_cast<uint16_t*>(q) + i));
+  if (i == n) return;
+  void* rest = t == ActType::kU8 ? static_cast<void*>(static_cast<uint8_t*>(q) + i)
+                                 : static_cast<void*>(static_cast<uint16_t*>(q) + i);
+  if (kFloor) scalar::quantize_floor(x + i, n - i, p, t, rest);
+  else scalar::quantize(x + i, n - i, p, t, rest);
+}
+
+void QuantizeImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) { QuantizeRounded<false>(x, n, p, t, q); }
+
+void QuantizeFloorImpl(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
+  QuantizeRounded<true>(x, n, p, t, q);
 }
 
 // kernels::htp_add_code on 16-bit codes, element-wise (steps 1): the integer sum held in doubles
