@@ -6,12 +6,13 @@
 # project lands on report AMX, but AMX code dies with SIGILL on them). Nothing of llama.cpp is
 # committed. The models are random-weight `genai synth` shapes (llama.cpp's quantized from the same
 # f32 GGUF by llama-quantize) and the default model. genai compiles each with a prefill AR of
-# --pp and a context of --pp + --tg tokens, the KV size llama-bench gives its own runs (n_ctx =
-# n_prompt + n_gen); its static graphs then attend over that whole context at every call.
+# --pp and a context of --context tokens (default --pp + --tg: the KV size llama-bench gives its
+# own runs, n_ctx = n_prompt + n_gen); its static graphs attend over that whole context at every
+# call, where llama.cpp attends over the filled part only.
 #
 #   bash bench/vs_llamacpp.sh [--shapes "stories15m smollm2-135m default"] [--threads 2]
-#                             [--pp 128] [--tg 128] [--reps 3] [--work DIR] [--genai build/genai]
-#                             [--json FILE]
+#                             [--pp 128] [--tg 128] [--context N] [--reps 3] [--work DIR]
+#                             [--genai build/genai] [--json FILE]
 # Environment: GENAI_VS_LLAMACPP_DIR (default ~/.cache/genai-vs-llamacpp) = --work.
 set -euo pipefail
 
@@ -19,7 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=${GENAI_VS_LLAMACPP_DIR:-$HOME/.cache/genai-vs-llamacpp}
 genai=$root/build/genai
 shapes="stories15m smollm2-135m default"
-threads=2 pp=128 tg=128 reps=3 json_out=""
+threads=2 pp=128 tg=128 reps=3 json_out="" context=""
 llama_cpp_python_version=0.3.36
 
 usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -30,11 +31,12 @@ while [[ $# -gt 0 ]]; do
     --pp) pp=$2; shift 2 ;;
     --tg) tg=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --context) context=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --genai) genai=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    *) echo "vs_llamacpp.sh: unknown option '$1' (valid: --shapes --threads --pp --tg --reps --work --genai --json)" >&2; exit 2 ;;
+    *) echo "vs_llamacpp.sh: unknown option '$1' (valid: --shapes --threads --pp --tg --context --reps --work --genai --json)" >&2; exit 2 ;;
   esac
 done
 for s in $shapes; do
@@ -42,6 +44,9 @@ for s in $shapes; do
     *) echo "vs_llamacpp.sh: --shapes: unknown shape '$s' (valid: stories15m smollm2-135m llama3.2-1b default)" >&2; exit 2 ;;
   esac
 done
+context=${context:-$((pp + tg))}
+[[ $context =~ ^[0-9]+$ && $context -ge $((pp + tg)) ]] ||
+  { echo "vs_llamacpp.sh: --context must be a whole number of at least --pp + --tg ($((pp + tg))), got '$context'" >&2; exit 2; }
 [[ -x $genai ]] || { echo "vs_llamacpp.sh: $genai not built (bash scripts/build.sh build)" >&2; exit 2; }
 case $work in "$root"|"$root"/*) echo "vs_llamacpp.sh: --work must lie outside the source tree" >&2; exit 2 ;; esac
 mkdir -p "$work"
@@ -103,11 +108,11 @@ llama_model() {  # shape type(Q8_0|Q4_0|shipped)
 }
 genai_artifact() {  # shape recipe
   local src; src=$(source_gguf "$1")
-  local out=$models/$1.$2.ar$pp.cl$((pp + tg)).$genai_id.genai
+  local out=$models/$1.$2.ar$pp.cl$context.$genai_id.genai
   if [[ ! -f $out/manifest.json ]]; then
     log "compiling $1 ($2)"
     "$genai" compile --checkpoint "$src" --soc_model SM8650 --backend htp --model_mode hybrid \
-      --max_seq_len "$((pp + tg))" --prefill_ar_len "$pp" --quant_recipe "$2" --enable_x86_64 \
+      --max_seq_len "$context" --prefill_ar_len "$pp" --quant_recipe "$2" --enable_x86_64 \
       -a "$out" --json >"$work/compile.log" 2>&1
   fi
   echo "$out"
@@ -147,16 +152,16 @@ for s in $shapes; do
   done
 done
 
-python3 - "$results" "$cpu" "$threads" "$pp" "$tg" "${json_out:-}" <<'EOF'
+python3 - "$results" "$cpu" "$threads" "$pp" "$tg" "$context" "${json_out:-}" <<'EOF'
 import json, sys
-path, cpu, threads, pp, tg, json_out = sys.argv[1:7]
+path, cpu, threads, pp, tg, context, json_out = sys.argv[1:8]
 rows = []
 for line in open(path):
     s, recipe, qtype, gpp, gtg, gttft, grss, lpp, ltg = line.rstrip("\n").split("\t")
     rows.append(dict(shape=s, genai_recipe=recipe, llamacpp_type=qtype if qtype != "shipped" else "Q4_1 (as shipped)",
                      genai_pp=float(gpp), genai_tg=float(gtg), genai_ttft_ms=float(gttft), genai_peak_rss_mb=float(grss),
                      llamacpp_pp=float(lpp), llamacpp_tg=float(ltg), llamacpp_pp_ms=int(pp) * 1000.0 / float(lpp)))
-print(f"CPU: {cpu}; {threads} threads; pp{pp} / tg{tg}, tokens/s\n")
+print(f"CPU: {cpu}; {threads} threads; pp{pp} / tg{tg}, tokens/s; genai's context {context} tokens\n")
 print("| shape | genai | llama.cpp | genai pp / tg | llama.cpp pp / tg | ratio pp / tg | genai TTFT / llama.cpp pp time (ms) | genai peak RSS (MiB) |")
 print("|---|---|---|--:|--:|--:|--:|--:|")
 for r in rows:
@@ -165,5 +170,6 @@ for r in rows:
           f"{r['genai_pp']/r['llamacpp_pp']:.2f}x / {r['genai_tg']/r['llamacpp_tg']:.2f}x | "
           f"{r['genai_ttft_ms']:.1f} / {r['llamacpp_pp_ms']:.1f} | {r['genai_peak_rss_mb']:.0f} |")
 if json_out:
-    json.dump(dict(cpu=cpu, threads=int(threads), pp=int(pp), tg=int(tg), rows=rows), open(json_out, "w"), indent=1)
+    json.dump(dict(cpu=cpu, threads=int(threads), pp=int(pp), tg=int(tg), context=int(context), rows=rows),
+              open(json_out, "w"), indent=1)
 EOF
