@@ -201,10 +201,13 @@ constexpr int kIntRows = 4;                            // rows per register tile
 constexpr int64_t kIntRowChunk = 64;                   // rows per work item (b is packed per item)
 constexpr int64_t kIntFlush = 128;                     // pair steps per exact int32 run
 
+// How a tile reads b: 8-bit codes packed per item, 8-bit codes as read, 16-bit codes as read.
+enum class IntMode { kPacked, kDirect, kWide };
+
 // Rows [p0, p0 + rows) of b's K axis for one range of columns, stored row-major with `stride`
 // elements per row from `base` (the range's first column).
 struct KSegment {
-  const uint8_t* base = nullptr;
+  const void* base = nullptr;  // codes of b's type
   int64_t stride = 0, p0 = 0, rows = 0;
 };
 
@@ -251,7 +254,7 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
         if constexpr (kDirect) {
           // Lane j: b[2q][j] in its low half, b[2q + 1][j] in its high half (0 past the segment:
           // a' there belongs to the next segment, or is the zero padding past K).
-          const uint8_t* r0 = seg->base + 2 * q * seg->stride + jv;
+          const uint8_t* r0 = static_cast<const uint8_t*>(seg->base) + 2 * q * seg->stride + jv;
           const uint8_t* r1 = r0 + seg->stride;
           const bool has1 = 2 * q + 1 < seg->rows;
           for (int v = 0; v < V; ++v) {
@@ -322,6 +325,107 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   }
 }
 
+// IntTile for 16-bit b (the 16-bit KV cache), always direct: b' = b - 32768 split into bytes,
+// b' = 256 bh + bl (bh in [-128, 127], bl in [0, 255]), each byte plane paired along K like the
+// 8-bit codes: a pair step adds below 2^24 to a lane of either plane, exact for kIntFlush steps,
+// and S = sum a' b' = 256 S_h + S_l. Then, with ca = off_a - za and cb = 32768 - zb,
+//   sum (a - za)(b - zb) = S + cb A + ca B + K ca cb   (A = sum a', B = sum b' per column).
+// Half the columns of IntTile per call (twice the accumulators).
+template <int R>
+HWY_INLINE void IntTileWide(const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
+                            const int64_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
+                            int64_t cols) {
+  const DI32 di;
+  const DD dd;
+  const hn::Rebind<int32_t, DD> dih;
+  const hn::Rebind<float, DD> dfh;
+  const hn::Rebind<uint16_t, DI32> du16;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
+  constexpr int V = kIntCols / 2 > 0 ? kIntCols / 2 : 1;
+  HWY_ALIGN double sum[R * V * kMaxLanes32];
+  HWY_ALIGN double bsum[V * kMaxLanes32];
+  for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
+  for (int64_t i = 0; i < V * L; ++i) bsum[i] = 0.0;
+  const VI32 k32768 = hn::Set(di, 32768), lo_mask = hn::Set(di, 0xff), half_mask = hn::Set(di, 0xffff);
+  for (int sg = 0; sg < it.nsegs; ++sg) {
+    const KSegment& seg = it.segs[sg];
+    const int64_t pairs = (seg.rows + 1) / 2;
+    for (int64_t q0 = 0; q0 < pairs; q0 += kIntFlush) {
+      VI32 acc_l[R][V], acc_h[R][V], bs[V];
+      for (int v = 0; v < V; ++v) {
+        bs[v] = hn::Zero(di);
+        for (int r = 0; r < R; ++r) acc_l[r][v] = acc_h[r][v] = hn::Zero(di);
+      }
+      const int64_t q1 = std::min(pairs, q0 + kIntFlush);
+      for (int64_t q = q0; q < q1; ++q) {
+        const uint16_t* r0 = static_cast<const uint16_t*>(seg.base) + 2 * q * seg.stride + jv;
+        const uint16_t* r1 = r0 + seg.stride;
+        const bool has1 = 2 * q + 1 < seg.rows;
+        VI16 bl[V], bh[V];
+        for (int v = 0; v < V; ++v) {
+          const int64_t c0 = v * L;
+          VI32 v0 = hn::Zero(di), v1 = hn::Zero(di);  // b' (0 past the columns and the segment)
+          if (c0 + L <= cols) {
+            v0 = hn::Sub(hn::PromoteTo(di, hn::LoadU(du16, r0 + c0)), k32768);
+            if (has1) v1 = hn::Sub(hn::PromoteTo(di, hn::LoadU(du16, r1 + c0)), k32768);
+          } else if (c0 < cols) {  // the vector that reaches past the last column: zero codes pad
+            HWY_ALIGN uint16_t pad[2][kMaxLanes32];
+            for (int64_t k = 0; k < L; ++k) pad[0][k] = pad[1][k] = 32768;
+            std::memcpy(pad[0], r0 + c0, static_cast<size_t>(cols - c0) * sizeof(uint16_t));
+            if (has1) std::memcpy(pad[1], r1 + c0, static_cast<size_t>(cols - c0) * sizeof(uint16_t));
+            v0 = hn::Sub(hn::PromoteTo(di, hn::Load(du16, pad[0])), k32768);
+            v1 = hn::Sub(hn::PromoteTo(di, hn::Load(du16, pad[1])), k32768);
+          }
+          bs[v] = hn::Add(bs[v], hn::Add(v0, v1));
+          bl[v] = hn::BitCast(DI16(), hn::Or(hn::And(v0, lo_mask), hn::ShiftLeft<16>(hn::And(v1, lo_mask))));
+          bh[v] = hn::BitCast(DI16(), hn::Or(hn::And(hn::ShiftRight<8>(v0), half_mask),
+                                             hn::ShiftLeft<16>(hn::ShiftRight<8>(v1))));
+        }
+        for (int r = 0; r < R; ++r) {
+          const VI16 x = BroadcastPair(ax[r] + seg.p0 + 2 * q);
+          for (int v = 0; v < V; ++v) {
+            acc_l[r][v] = PairDot(di, acc_l[r][v], bl[v], x);
+            acc_h[r][v] = PairDot(di, acc_h[r][v], bh[v], x);
+          }
+        }
+      }
+      const VD k256 = hn::Set(dd, 256.0);
+      for (int v = 0; v < V; ++v) {
+        double* b = bsum + v * L;
+        hn::Store(hn::Add(hn::Load(dd, b), hn::PromoteTo(dd, hn::LowerHalf(dih, bs[v]))), dd, b);
+        hn::Store(hn::Add(hn::Load(dd, b + H), hn::PromoteTo(dd, hn::UpperHalf(dih, bs[v]))), dd, b + H);
+        for (int r = 0; r < R; ++r) {
+          double* s = sum + (r * V + v) * L;
+          const VD l0 = hn::PromoteTo(dd, hn::LowerHalf(dih, acc_l[r][v])), l1 = hn::PromoteTo(dd, hn::UpperHalf(dih, acc_l[r][v]));
+          const VD h0 = hn::PromoteTo(dd, hn::LowerHalf(dih, acc_h[r][v])), h1 = hn::PromoteTo(dd, hn::UpperHalf(dih, acc_h[r][v]));
+          hn::Store(hn::Add(hn::Load(dd, s), hn::Add(hn::Mul(h0, k256), l0)), dd, s);
+          hn::Store(hn::Add(hn::Load(dd, s + H), hn::Add(hn::Mul(h1, k256), l1)), dd, s + H);
+        }
+      }
+    }
+  }
+  const auto m = hn::Set(dfh, job.m);
+  const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
+  const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
+  const auto zp = hn::Set(dih, job.ey.zero_point);
+  const double ca = off_a - job.zpa, cb = 32768.0 - job.zpb;
+  const VD vca = hn::Set(dd, ca), kcacb = hn::Set(dd, static_cast<double>(job.K) * ca * cb);
+  for (int v = 0; v < V; ++v) {
+    for (int half = 0; half < 2; ++half) {
+      const int64_t c = v * L + half * H;
+      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, cols - c));
+      if (valid == 0) continue;
+      const VD cterm = hn::Add(hn::Mul(hn::Load(dd, bsum + c), vca), kcacb);  // ca B + K ca cb
+      for (int r = 0; r < R; ++r) {
+        const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
+        const VD s = hn::Add(hn::Add(sv, hn::Set(dd, cb * static_cast<double>(asum[r]))), cterm);
+        const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
+        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jv + c, static_cast<size_t>(valid));
+      }
+    }
+  }
+}
+
 // a's row at `offset` as int16 a' = a - off_a (off_a 32768 for 16-bit codes, 0 for 8-bit) into
 // dst[0, K); returns sum a'.
 int64_t CentredRow(const void* a, ActType at, int64_t offset, int64_t K, int16_t* dst) {
@@ -368,16 +472,43 @@ void PackPairs(const uint8_t* b, int64_t K, int64_t N, int64_t pairs, int64_t wi
 }
 
 template <int R>
-HWY_INLINE void IntTileAny(bool direct, const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
+HWY_INLINE void IntTileAny(IntMode mode, const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
                            const int64_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
                            int64_t cols) {
-  if (direct) IntTile<R, true>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
-  else IntTile<R, false>(job, it, ax, asum, yrow, j0, jv, off_a, cols);
+  switch (mode) {
+    case IntMode::kPacked: IntTile<R, false>(job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+    case IntMode::kDirect: IntTile<R, true>(job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+    case IntMode::kWide: IntTileWide<R>(job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+  }
+}
+
+// Rows ax[0..nr) through IntTileAny.
+HWY_INLINE void IntTileRows(int nr, IntMode mode, const MatmulJob& job, const IntItemData& it, const int16_t* const* ax,
+                            const int64_t* asum, const int64_t* yrow, int64_t j0, int64_t jv, double off_a,
+                            int64_t cols) {
+  switch (nr) {
+    case 4: IntTileAny<4>(mode, job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+    case 3: IntTileAny<3>(mode, job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+    case 2: IntTileAny<2>(mode, job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+    default: IntTileAny<1>(mode, job, it, ax, asum, yrow, j0, jv, off_a, cols); break;
+  }
+}
+
+// b's codes from element `offset` on, of b's type.
+const void* CodesAt(const void* b, ActType bt, int64_t offset) {
+  return bt == ActType::kU16 ? static_cast<const void*>(static_cast<const uint16_t*>(b) + offset)
+                             : static_cast<const void*>(static_cast<const uint8_t*>(b) + offset);
+}
+
+// Columns per register tile: 16-bit b holds two accumulators per column vector.
+int64_t IntTileCols(ActType bt) {
+  const int64_t L = static_cast<int64_t>(hn::Lanes(DI32()));
+  return (bt == ActType::kU16 ? std::max(1, kIntCols / 2) : kIntCols) * L;
 }
 
 void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
-  const DI32 di;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), tile = kIntCols * L;
+  const int64_t tile = IntTileCols(job.bt);
+  const bool wide = job.bt == ActType::kU16;
   const int64_t K = job.K, N = job.N, pairs = (K + 1) / 2, kp = 2 * pairs;
   const bool a16 = job.at == ActType::kU16;
   const double off_a = a16 ? 32768.0 : 0.0;
@@ -405,11 +536,11 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
       const RowGroup& g = groups[item.group];
       const int64_t width = std::min(span, (N - item.j0 + tile - 1) / tile * tile);
       const int64_t valid = std::min(width, N - item.j0);
-      const uint8_t* b = static_cast<const uint8_t*>(job.b) + g.b_offset + item.j0;
-      // Few rows share b: pair vectors formed as b is read. Else b's span is packed once for
-      // every row.
-      const bool direct = g.count <= static_cast<size_t>(kIntRows);
-      const int64_t packed_width = direct ? 0 : width;
+      const void* b = CodesAt(job.b, job.bt, g.b_offset + item.j0);
+      // Few rows share b (or b is 16-bit): pair vectors formed as b is read. Else b's span is
+      // packed once for every row.
+      const IntMode mode = wide ? IntMode::kWide : g.count <= static_cast<size_t>(kIntRows) ? IntMode::kDirect : IntMode::kPacked;
+      const int64_t packed_width = mode == IntMode::kPacked ? width : 0;
       int16_t* pb = nullptr;
       int32_t* bs = nullptr;
       if (packed_width > 0) {
@@ -419,7 +550,7 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         pb = bbuf.data();
         pb += (64 - reinterpret_cast<uintptr_t>(pb) % 64) % 64 / sizeof(int16_t);  // vector-aligned
         bs = bsbuf.data();
-        PackPairs(b, K, N, pairs, packed_width, valid, pb, bs);
+        PackPairs(static_cast<const uint8_t*>(b), K, N, pairs, packed_width, valid, pb, bs);
       }
       // a' rows of the item, zero-padded to an even K, and their sums.
       const size_t n_rows = item.r1 - item.r0;
@@ -431,7 +562,8 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
         if (kp > K) dst[K] = 0;
       }
       const KSegment whole{b, N, 0, K};
-      const IntItemData data = direct ? IntItemData{nullptr, nullptr, 0, 0, &whole, 1} : IntItemData{pb, bs, width, pairs};
+      const IntItemData data =
+          mode == IntMode::kPacked ? IntItemData{pb, bs, width, pairs} : IntItemData{nullptr, nullptr, 0, 0, &whole, 1};
       for (size_t r = 0; r < n_rows; r += kIntRows) {
         const int nr = static_cast<int>(std::min<size_t>(kIntRows, n_rows - r));
         const int16_t* ax[kIntRows];
@@ -441,15 +573,8 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
           yrow[k] = rows[g.first + item.r0 + r + static_cast<size_t>(k)].y;
         }
         const int64_t* as = asbuf.data() + r;
-        for (int64_t jv = 0; jv < width; jv += tile) {
-          const int64_t cols = std::min(tile, valid - jv);
-          switch (nr) {
-            case 4: IntTileAny<4>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
-            case 3: IntTileAny<3>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
-            case 2: IntTileAny<2>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
-            default: IntTileAny<1>(direct, job, data, ax, as, yrow, item.j0, jv, off_a, cols); break;
-          }
-        }
+        for (int64_t jv = 0; jv < width; jv += tile)
+          IntTileRows(nr, mode, job, data, ax, as, yrow, item.j0, jv, off_a, std::min(tile, valid - jv));
       }
     }
   });
@@ -462,9 +587,9 @@ void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
 bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span<const MatmulSegment> b, ActType bt,
                          const QParams& eb, int64_t K, int64_t N, const std::vector<MatmulBatch>& batches,
                          const QParams& ey, ActType yt, void* y) {
-  if (bt != ActType::kU8 || K <= 0 || N <= 0 || batches.empty()) return false;
-  const DI32 di;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(di)), tile = kIntCols * L;
+  if ((bt != ActType::kU8 && bt != ActType::kU16) || K <= 0 || N <= 0 || batches.empty()) return false;
+  const int64_t tile = IntTileCols(bt);
+  const IntMode mode = bt == ActType::kU16 ? IntMode::kWide : IntMode::kDirect;
   const MatmulJob job = MakeJob(a, at, ea, nullptr, bt, eb, 1, K, N, ey, yt, y);
   const bool a16 = at == ActType::kU16;
   const double off_a = a16 ? 32768.0 : 0.0;
@@ -522,7 +647,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
       for (size_t si : range.segs) {
         if (nsegs == 8) throw_failure("split_matmul_q: more than 8 segments cover one column range");
         const MatmulSegment& m = b[si];
-        segs[nsegs++] = {static_cast<const uint8_t*>(m.data) + g.b_batch * m.per_batch + item.j0, m.stride, m.p0, m.rows};
+        segs[nsegs++] = {CodesAt(m.data, bt, g.b_batch * m.per_batch + item.j0), m.stride, m.p0, m.rows};
       }
       if (abuf.size() < g.count * static_cast<size_t>(kp)) abuf.resize(g.count * static_cast<size_t>(kp));
       if (asbuf.size() < g.count) asbuf.resize(g.count);
@@ -542,15 +667,8 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
         }
         const int64_t* as = asbuf.data() + r;
         const int64_t j0 = range.col0 + item.j0;
-        for (int64_t jv = 0; jv < width; jv += tile) {
-          const int64_t cols = std::min(tile, width - jv);
-          switch (nr) {
-            case 4: IntTile<4, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
-            case 3: IntTile<3, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
-            case 2: IntTile<2, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
-            default: IntTile<1, true>(job, data, ax, as, yrow, j0, jv, off_a, cols); break;
-          }
-        }
+        for (int64_t jv = 0; jv < width; jv += tile)
+          IntTileRows(nr, mode, job, data, ax, as, yrow, j0, jv, off_a, std::min(tile, width - jv));
       }
     }
   }, grain);
@@ -562,7 +680,7 @@ void MatmulQImpl(const void* a, ActType at, const QParams& ea, const void* b, Ac
   const DD dd;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dd)), jw = 4 * L;
   const MatmulJob job = MakeJob(a, at, ea, b, bt, eb, M, K, N, ey, yt, y);
-  if (bt == ActType::kU8 && K > 0 && N > 0) {
+  if ((bt == ActType::kU8 || bt == ActType::kU16) && K > 0 && N > 0) {
     MatmulQInt(job, batches);
     return;
   }

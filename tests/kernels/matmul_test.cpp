@@ -133,6 +133,7 @@ TEST(MatmulQ, ExtremeCodesStayExact) {
   run_case({ActType::kU16, ActType::kU8, ActType::kU16, 2, 1, 5, 2048, 37, true}, 7);
   run_case({ActType::kU16, ActType::kU8, ActType::kU16, 1, 1, 1, 2048, 200, true}, 8);
   run_case({ActType::kU16, ActType::kU16, ActType::kU16, 2, 1, 2, 2048, 20, true}, 5);
+  run_case({ActType::kU16, ActType::kU16, ActType::kU16, 6, 2, 1, 2047, 70, true}, 9);  // decode rows, odd K
   run_case({ActType::kU16, ActType::kU16, ActType::kU8, 1, 1, 3, 64, 70, true}, 6);
 }
 

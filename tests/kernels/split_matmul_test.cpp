@@ -87,10 +87,12 @@ void check_all(uint32_t seed) {
     check({false, ActType::kU16, t, ActType::kU16, 37, 64, 36}, seed++);  // values: cache 36 rows + 1
     check({false, ActType::kU8, t, ActType::kU8, 80, 33, 1}, seed++);
   }
-  // 8-bit caches (the integer form): a decode-sized cache, K past one exact int32 run, N past
-  // one work span.
-  check({false, ActType::kU16, ActType::kU8, ActType::kU16, 600, 64, 599}, seed++);
-  check({true, ActType::kU16, ActType::kU8, ActType::kU16, 64, 300, 299}, seed++);
+  // 8- and 16-bit caches (the integer forms): a decode-sized cache, K past one exact int32 run, N
+  // past one work span.
+  for (ActType t : {ActType::kU8, ActType::kU16}) {
+    check({false, ActType::kU16, t, ActType::kU16, 600, 64, 599}, seed++);
+    check({true, ActType::kU16, t, ActType::kU16, 64, 300, 299}, seed++);
+  }
 }
 
 TEST(SplitMatmul, EqualsMatmulOnTheConcatOnEveryTarget) {
