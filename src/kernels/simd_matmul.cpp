@@ -197,6 +197,7 @@ void MatmulScalarPart(const MatmulJob& job, int64_t b_offset, const RowRef* rows
 // (column j of pair step q at [q][j][2]), each pair vector then used by every row of the item.
 
 constexpr int kIntCols = HWY_MAX_BYTES >= 64 ? 4 : 2;  // column vectors per register tile
+constexpr int kWideCols = kIntCols / 2;                 // the same for 16-bit b (two accumulators each)
 constexpr int kIntRows = 4;                            // rows per register tile
 constexpr int64_t kIntRowChunk = 64;                   // rows per work item (b is packed per item)
 constexpr int64_t kIntFlush = 128;                     // pair steps per exact int32 run
@@ -219,6 +220,45 @@ struct IntItemData {
   int nsegs = 0;
 };
 
+// The results of a tile: sum[(r * V + v) * L + lane] holds S = sum a' b' for row r and tile
+// column v * L + lane, bsum[column] sum b', both exact integers in doubles; off_a / off_b are the
+// offsets a' and b' were taken from (a = a' + off_a, b = b' + off_b). With cb = off_b - zb,
+// centred = S + cb A = sum a' (b - zb) and bz = B + K cb = sum (b - zb) per column, so
+//   sum (a - za)(b - zb) = centred + (off_a - za) bz,
+// or the HTP's accumulator over the centring on 32768 (16-bit a, 8-bit b: off_a = 32768).
+// Columns past `cols` are not stored.
+template <int R, int V>
+HWY_INLINE void FinishIntTile(const MatmulJob& job, const double* sum, const double* bsum, const int64_t* asum,
+                              const int64_t* yrow, int64_t j0, int64_t jv, double off_a, double off_b, int64_t cols) {
+  const DD dd;
+  const hn::Rebind<int32_t, DD> dih;
+  const hn::Rebind<float, DD> dfh;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(DI32())), H = L / 2;
+  const auto m = hn::Set(dfh, job.m);
+  const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
+  const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
+  const auto zp = hn::Set(dih, job.ey.zero_point);
+  const double cb = off_b - job.zpb;
+  const VD kcb = hn::Set(dd, static_cast<double>(job.K) * cb);
+  const VD off_corr = hn::Set(dd, off_a - job.zpa), htp_corr = hn::Set(dd, 32768.0 - job.zpa);
+  for (int v = 0; v < V; ++v) {
+    for (int half = 0; half < 2; ++half) {
+      const int64_t c = v * L + half * H;  // column within the tile
+      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, cols - c));
+      if (valid == 0) continue;
+      const VD bz = hn::Add(hn::Load(dd, bsum + c), kcb);
+      for (int r = 0; r < R; ++r) {
+        const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
+        const VD centred = hn::Add(sv, hn::Set(dd, cb * static_cast<double>(asum[r])));
+        const VD s = job.htp_floor ? HtpAccumulatorVec(dd, centred, hn::Mul(bz, htp_corr))
+                                   : hn::Add(centred, hn::Mul(bz, off_corr));
+        const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
+        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jv + c, static_cast<size_t>(valid));
+      }
+    }
+  }
+}
+
 // Rows ax[0..R) (a' rows, sums in `asum`) x columns [jv, jv + kIntCols * L) of the item, of which
 // the first `cols` exist; results at yrow[r] + j0 + jv + column. kDirect: the pair vectors are
 // formed from b's rows as they are read (no packing; few rows to share them), segment by segment
@@ -230,13 +270,11 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   const DI32 di;
   const DD dd;
   const hn::Rebind<int32_t, DD> dih;
-  const hn::Rebind<float, DD> dfh;
   const hn::Rebind<uint8_t, DI32> du8;
   const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
   constexpr int V = kIntCols;
   HWY_ALIGN double sum[R * V * kMaxLanes32];
-  HWY_ALIGN int32_t direct_bsum[V * kMaxLanes32];
-  VI32 bsv[V];
+  VI32 bsv[V];  // direct: b's column sums
   for (int v = 0; v < V; ++v) bsv[v] = hn::Zero(di);
   for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
   const int nseg = kDirect ? it.nsegs : 1;
@@ -290,39 +328,14 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
         }
     }
   }
-  const int32_t* tile_bsum = it.bsum + jv;  // column jv + c at tile_bsum[c]
-  if constexpr (kDirect) {
-    for (int v = 0; v < V; ++v) hn::Store(bsv[v], di, direct_bsum + v * L);
-    tile_bsum = direct_bsum;
-  }
-  const auto m = hn::Set(dfh, job.m);
-  const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
-  const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
-  const auto zp = hn::Set(dih, job.ey.zero_point);
-  const VD kzb = hn::Set(dd, job.zpb * static_cast<double>(job.K));
-  const VD off_corr = hn::Set(dd, off_a - job.zpa), htp_corr = hn::Set(dd, 32768.0 - job.zpa);
+  // b's column sums as exact doubles (8-bit codes as they are: off_b = 0).
+  HWY_ALIGN double bsum[V * kMaxLanes32];
   for (int v = 0; v < V; ++v) {
-    for (int half = 0; half < 2; ++half) {
-      const int64_t c = v * L + half * H;  // column within the tile
-      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, cols - c));
-      if (valid == 0) continue;
-      // Bsum - K zb per column, exact.
-      const VD bz = hn::Sub(hn::PromoteTo(dd, hn::LoadU(dih, tile_bsum + c)), kzb);
-      for (int r = 0; r < R; ++r) {
-        const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
-        // centred = S - zb A = sum (a - off_a)(b - zb); total = centred + (off_a - za)(Bsum - K zb).
-        const VD centred = hn::Sub(sv, hn::Set(dd, job.zpb * static_cast<double>(asum[r])));
-        VD s;
-        if (job.htp_floor) {  // 16-bit a: off_a = 32768, the HTP's centring
-          s = HtpAccumulatorVec(dd, centred, hn::Mul(bz, htp_corr));
-        } else {
-          s = hn::Add(centred, hn::Mul(bz, off_corr));
-        }
-        const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
-        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jv + c, static_cast<size_t>(valid));
-      }
-    }
+    const VI32 bs = kDirect ? bsv[v] : hn::LoadU(di, it.bsum + jv + v * L);
+    hn::Store(hn::PromoteTo(dd, hn::LowerHalf(dih, bs)), dd, bsum + v * L);
+    hn::Store(hn::PromoteTo(dd, hn::UpperHalf(dih, bs)), dd, bsum + v * L + H);
   }
+  FinishIntTile<R, V>(job, sum, bsum, asum, yrow, j0, jv, off_a, 0.0, cols);
 }
 
 // IntTile for 16-bit b (the 16-bit KV cache), always direct: b' = b - 32768 split into bytes,
@@ -338,10 +351,9 @@ HWY_INLINE void IntTileWide(const MatmulJob& job, const IntItemData& it, const i
   const DI32 di;
   const DD dd;
   const hn::Rebind<int32_t, DD> dih;
-  const hn::Rebind<float, DD> dfh;
   const hn::Rebind<uint16_t, DI32> du16;
   const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
-  constexpr int V = kIntCols / 2 > 0 ? kIntCols / 2 : 1;
+  constexpr int V = kWideCols;
   HWY_ALIGN double sum[R * V * kMaxLanes32];
   HWY_ALIGN double bsum[V * kMaxLanes32];
   for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
@@ -404,26 +416,7 @@ HWY_INLINE void IntTileWide(const MatmulJob& job, const IntItemData& it, const i
       }
     }
   }
-  const auto m = hn::Set(dfh, job.m);
-  const auto lo = hn::Set(dfh, static_cast<float>(job.ey.qmin - job.ey.zero_point));
-  const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
-  const auto zp = hn::Set(dih, job.ey.zero_point);
-  const double ca = off_a - job.zpa, cb = 32768.0 - job.zpb;
-  const VD vca = hn::Set(dd, ca), kcacb = hn::Set(dd, static_cast<double>(job.K) * ca * cb);
-  for (int v = 0; v < V; ++v) {
-    for (int half = 0; half < 2; ++half) {
-      const int64_t c = v * L + half * H;
-      const int64_t valid = std::min<int64_t>(H, std::max<int64_t>(0, cols - c));
-      if (valid == 0) continue;
-      const VD cterm = hn::Add(hn::Mul(hn::Load(dd, bsum + c), vca), kcacb);  // ca B + K ca cb
-      for (int r = 0; r < R; ++r) {
-        const VD sv = hn::Load(dd, sum + (r * V + v) * L + half * H);
-        const VD s = hn::Add(hn::Add(sv, hn::Set(dd, cb * static_cast<double>(asum[r]))), cterm);
-        const auto qv = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
-        StoreCodes(dih, qv, job.yt, job.y, yrow[r] + j0 + jv + c, static_cast<size_t>(valid));
-      }
-    }
-  }
+  FinishIntTile<R, V>(job, sum, bsum, asum, yrow, j0, jv, off_a, 32768.0, cols);
 }
 
 // a's row at `offset` as int16 a' = a - off_a (off_a 32768 for 16-bit codes, 0 for 8-bit) into
@@ -503,7 +496,7 @@ const void* CodesAt(const void* b, ActType bt, int64_t offset) {
 // Columns per register tile: 16-bit b holds two accumulators per column vector.
 int64_t IntTileCols(ActType bt) {
   const int64_t L = static_cast<int64_t>(hn::Lanes(DI32()));
-  return (bt == ActType::kU16 ? std::max(1, kIntCols / 2) : kIntCols) * L;
+  return (bt == ActType::kU16 ? kWideCols : kIntCols) * L;
 }
 
 void MatmulQInt(const MatmulJob& job, const std::vector<MatmulBatch>& batches) {
