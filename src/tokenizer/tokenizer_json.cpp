@@ -69,13 +69,18 @@ SplitBehavior parse_behavior(const std::filesystem::path& path, const std::strin
                                 b));
 }
 
+// The components list of a Sequence `what` (pre_tokenizer, normalizer, ...) under `key`.
+const json& sequence_list(const std::filesystem::path& path, const json& node, const char* key, const char* what) {
+  auto it = node.find(key);
+  if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence {} without a list", path.string(), what);
+  return *it;
+}
+
 void parse_pre_tokenizer(const std::filesystem::path& path, const json& node, std::vector<PreTokenizerStep>& steps) {
   if (node.is_null()) return;
   const std::string type = type_of(path, node, "pre_tokenizer");
   if (type == "Sequence") {
-    auto it = node.find("pretokenizers");
-    if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence pre_tokenizer without a list", path.string());
-    for (const auto& child : *it) parse_pre_tokenizer(path, child, steps);
+    for (const auto& child : sequence_list(path, node, "pretokenizers", "pre_tokenizer")) parse_pre_tokenizer(path, child, steps);
     return;
   }
   PreTokenizerStep s;
@@ -119,9 +124,7 @@ void parse_normalizer(const std::filesystem::path& path, const json& node,
   if (node.is_null()) return;
   const std::string type = type_of(path, node, "normalizer");
   if (type == "Sequence") {
-    auto it = node.find("normalizers");
-    if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence normalizer without a list", path.string());
-    for (const auto& child : *it) parse_normalizer(path, child, out);
+    for (const auto& child : sequence_list(path, node, "normalizers", "normalizer")) parse_normalizer(path, child, out);
     return;
   }
   if (type != "Replace") unsupported(path, fmt::format("normalizer {:?} (supported: Replace, Sequence)", type));
@@ -136,9 +139,7 @@ bool parse_decoder(const std::filesystem::path& path, const json& node, BpeModel
   if (type == "ByteLevel") return true;
   if (type != "Sequence")
     unsupported(path, fmt::format("decoder {:?} (supported: ByteLevel, or Sequence of Replace, ByteFallback, Fuse)", type));
-  auto it = node.find("decoders");
-  if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence decoder without a list", path.string());
-  for (const auto& child : *it) {
+  for (const auto& child : sequence_list(path, node, "decoders", "decoder")) {
     const std::string t = type_of(path, child, "decoder");
     if (t == "Replace") spec.decoder_replace.push_back(parse_replace(path, child, "decoder"));
     else if (t == "ByteFallback" && !spec.byte_fallback) unsupported(path, "decoder ByteFallback without model.byte_fallback");
@@ -162,9 +163,7 @@ void parse_post_processor(const std::filesystem::path& path, const json& node, P
   const std::string type = type_of(path, node, "post_processor");
   if (type == "ByteLevel") return;  // only adjusts offsets
   if (type == "Sequence") {
-    auto it = node.find("processors");
-    if (it == node.end() || !it->is_array()) throw_input_error("{}: Sequence post_processor without a list", path.string());
-    for (const auto& child : *it) parse_post_processor(path, child, out, ids);
+    for (const auto& child : sequence_list(path, node, "processors", "post_processor")) parse_post_processor(path, child, out, ids);
     return;
   }
   if (type != "TemplateProcessing")
