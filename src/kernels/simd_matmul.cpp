@@ -598,21 +598,9 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
     if (it == ranges.end()) ranges.push_back({b[i].col0, b[i].cols, {i}});
     else it->segs.push_back(i);
   }
-  // Entries grouped by the b batch entry they read.
-  std::vector<std::pair<int64_t, size_t>> order;  // (b batch, entry)
-  for (size_t i = 0; i < batches.size(); ++i) order.push_back({K * N > 0 ? batches[i].b_offset / (K * N) : 0, i});
-  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& z) { return x.first < z.first; });
-  struct Group {
-    int64_t b_batch;
-    size_t first, count;  // into order
-  };
-  std::vector<Group> groups;
-  for (size_t k = 0; k < order.size();) {
-    const size_t first = k;
-    for (; k < order.size() && order[k].first == order[first].first; ++k) {
-    }
-    groups.push_back({order[first].first, first, k - first});
-  }
+  // Entries (one row each) grouped by the b batch entry they read.
+  std::vector<RowRef> rows;
+  const std::vector<RowGroup> groups = GroupRows(batches, 1, K, N, rows);
   struct Item {
     size_t group, range;
     int64_t j0;  // within the range
@@ -632,7 +620,8 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
     const int64_t kp = K + 2;  // a' rows zero-padded: an odd segment's last pair reads a'[p0 + rows]
     for (int64_t ii = begin; ii < end; ++ii) {
       const Item& item = items[static_cast<size_t>(ii)];
-      const Group& g = groups[item.group];
+      const RowGroup& g = groups[item.group];
+      const int64_t b_batch = g.b_offset / (K * N);
       const Range& range = ranges[item.range];
       const int64_t width = std::min<int64_t>(256, range.cols - item.j0);
       KSegment segs[8];
@@ -640,13 +629,13 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
       for (size_t si : range.segs) {
         if (nsegs == 8) throw_failure("split_matmul_q: more than 8 segments cover one column range");
         const MatmulSegment& m = b[si];
-        segs[nsegs++] = {CodesAt(m.data, bt, g.b_batch * m.per_batch + item.j0), m.stride, m.p0, m.rows};
+        segs[nsegs++] = {CodesAt(m.data, bt, b_batch * m.per_batch + item.j0), m.stride, m.p0, m.rows};
       }
       if (abuf.size() < g.count * static_cast<size_t>(kp)) abuf.resize(g.count * static_cast<size_t>(kp));
       if (asbuf.size() < g.count) asbuf.resize(g.count);
       for (size_t r = 0; r < g.count; ++r) {
         int16_t* dst = abuf.data() + r * static_cast<size_t>(kp);
-        asbuf[r] = CentredRow(a, at, batches[order[g.first + r].second].a_offset, K, dst);
+        asbuf[r] = CentredRow(a, at, rows[g.first + r].a, K, dst);
         dst[K] = dst[K + 1] = 0;
       }
       const IntItemData data{nullptr, nullptr, 0, 0, segs, nsegs};
@@ -656,7 +645,7 @@ bool SplitMatmulQIntImpl(const void* a, ActType at, const QParams& ea, std::span
         int64_t yrow[kIntRows];
         for (int k = 0; k < nr; ++k) {
           ax[k] = abuf.data() + (r + static_cast<size_t>(k)) * static_cast<size_t>(kp);
-          yrow[k] = batches[order[g.first + r + static_cast<size_t>(k)].second].y_offset;
+          yrow[k] = rows[g.first + r + static_cast<size_t>(k)].y;
         }
         const int64_t* as = asbuf.data() + r;
         const int64_t j0 = range.col0 + item.j0;
