@@ -49,13 +49,7 @@ void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t
   // second x[i - D/2] (sign -1 and +1), each onto sym first.
   auto span = [&](const uint16_t* xr, const uint16_t* other, int32_t sign, const uint16_t* c, const uint16_t* sn,
                   uint16_t* yr) {
-    for (int64_t i = 0; i < half; ++i) {
-      const int32_t rot = mul_code(sign * (static_cast<int32_t>(other[i]) - p.x.zero_point), 1, p.rotated, p.sym);
-      const int32_t xc = mul_code(static_cast<int32_t>(xr[i]) - p.x.zero_point, static_cast<int32_t>(c[i]) - p.cos.zero_point,
-                                  p.x_cos, p.sym);
-      const int32_t rs = mul_code(rot - p.sym.zero_point, static_cast<int32_t>(sn[i]) - p.sin.zero_point, p.rot_sin, p.sym);
-      yr[i] = static_cast<uint16_t>(htp_add_code(xc, rs, p.add));
-    }
+    for (int64_t i = 0; i < half; ++i) yr[i] = static_cast<uint16_t>(htp_rope_code(xr[i], other[i], sign, c[i], sn[i], p));
   };
   for (int64_t s = 0; s < seq; ++s) {
     const int64_t r = s * d;

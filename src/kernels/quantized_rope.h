@@ -14,6 +14,7 @@
 
 #include "kernels/quantize.h"
 #include "kernels/quantized_add.h"
+#include "kernels/quantized_mul.h"
 
 namespace genai::kernels {
 
@@ -31,6 +32,15 @@ QParams htp_rope_intermediate(const QParams& x);
 bool htp_rope_applies(const QParams& x, const QParams& cos, const QParams& sin, const QParams& y);
 
 HtpRope htp_rope_params(const QParams& x, const QParams& cos, const QParams& sin, const QParams& y);
+
+// One element: code x, the code it rotates with (`other`, taken with `sign`: -1 in the first half
+// of a row, +1 in the second) and its cos and sin codes, through the four steps.
+inline int32_t htp_rope_code(int32_t x, int32_t other, int32_t sign, int32_t cos, int32_t sin, const HtpRope& p) {
+  const int32_t rot = mul_code(sign * (other - p.x.zero_point), 1, p.rotated, p.sym);
+  const int32_t xc = mul_code(x - p.x.zero_point, cos - p.cos.zero_point, p.x_cos, p.sym);
+  const int32_t rs = mul_code(rot - p.sym.zero_point, sin - p.sin.zero_point, p.rot_sin, p.sym);
+  return htp_add_code(xc, rs, p.add);
+}
 
 // One head: x [seq, d] codes, cos and sin [seq, d] codes, into y [seq, d] codes (d even).
 void rope_q(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int64_t seq, int64_t d, const HtpRope& p,

@@ -190,14 +190,8 @@ void RopeQImpl(const uint16_t* x, const uint16_t* cos, const uint16_t* sin, int6
         const auto q = hn::Min(hn::Max(hn::Add(hn::Floor(hn::Mul(sum, inv)), zpy), ylo), yhi);
         hn::StoreU(hn::DemoteTo(du, hn::DemoteTo(di, q)), du, yr + i);
       }
-      for (int64_t i = full; i < half; ++i) {
-        const int32_t sgn = part == 0 ? -1 : 1;
-        const int32_t rot = mul_code(sgn * (static_cast<int32_t>(other[i]) - p.x.zero_point), 1, p.rotated, p.sym);
-        const int32_t xc = mul_code(static_cast<int32_t>(xr[i]) - p.x.zero_point,
-                                    static_cast<int32_t>(cr[i]) - p.cos.zero_point, p.x_cos, p.sym);
-        const int32_t rs = mul_code(rot - p.sym.zero_point, static_cast<int32_t>(sr[i]) - p.sin.zero_point, p.rot_sin, p.sym);
-        yr[i] = static_cast<uint16_t>(htp_add_code(xc, rs, p.add));
-      }
+      for (int64_t i = full; i < half; ++i)
+        yr[i] = static_cast<uint16_t>(htp_rope_code(xr[i], other[i], part == 0 ? -1 : 1, cr[i], sr[i], p));
     }
   }
 }
