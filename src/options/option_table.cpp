@@ -228,7 +228,7 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("backend_profile", T::kFlag, false, "Log per-step-kind milliseconds of compiled programs (htp/gpu payloads)", P | R),
                         "payload executor profile")));
   t.push_back(ours(note(opt("backend_fuse_kv", T::kFlag, false,
-                            "Lower decode attention over 16-bit KV caches to read concat(cache, new) in place too (8-bit caches always are; exact, slower today for 16-bit)", P | C),
+                            "Lower decode attention over 16-bit KV caches to read concat(cache, new) in place too (8-bit caches always are; exact)", P | C),
                         "KV-concat fusion of 16-bit caches at lowering")));
   t.push_back(ours(note(opt("pte", T::kString, None,
                             "A lone compiled .pte to run without its artifact dir or manifest (needs --tokenizer; excludes -a)", P | R),

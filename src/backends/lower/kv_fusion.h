@@ -1,9 +1,9 @@
 // The lowering's KV-concat decision: a concat(cache, new) read (through views) only by a one-row
 // integer matmul as its b operand, along that matmul's N axis (keys: q·kᵀ) or K axis (values:
 // p·v), becomes one MatMulConcat op that reads both parts in place, so the concatenated cache is
-// neither copied nor given arena space. By default only 8-bit caches are fused: their integer
-// form of kernels::split_matmul_q is faster than kernels::matmul_q plus the copies it saves, while
-// 16-bit caches sum in doubles and are not (docs/payload.md); --backend_fuse_kv fuses those too.
+// neither copied nor given arena space. By default only 8-bit caches are fused: kernels::
+// split_matmul_q over them is faster than kernels::matmul_q plus the copies it saves, while for
+// 16-bit caches the two measured within noise (docs/payload.md); --backend_fuse_kv fuses those too.
 #pragma once
 
 #include <cstdint>
