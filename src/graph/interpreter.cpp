@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
+#include "kernels/packed_linear.h"
 #include "kernels/scalar_kernels.h"
 
 namespace genai::graph {
@@ -23,16 +24,6 @@ void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn)
   kernels::for_each_broadcast(rank, out.data(), sa.data(), sb.data(), fn);
 }
 
-float dot(const float* a, const float* b, int64_t n) {
-  // Eight partial sums: vectorisable without reassociation flags.
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
 
 Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, const Value& idx_value) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
@@ -66,20 +57,8 @@ Tensor run_layer_norm(const Value& result, const Tensor& x, const Tensor& w, con
 Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const Tensor* bias) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t n_out = w.dim(0), n_in = w.dim(1), rows = x.numel() / n_in;
-  const float* xs = x.data<float>();
-  const float* ws = w.data<float>();
-  const float* bs = bias ? bias->data<float>() : nullptr;
-  float* dst = out.mutable_data<float>();
-  // Split over output features so each weight row is read once for all input rows.
-  ThreadPool::global().parallel_for(
-      n_out,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
-          const float* wrow = ws + o * n_in;
-          for (int64_t r = 0; r < rows; ++r) dst[r * n_out + o] = dot(xs + r * n_in, wrow, n_in) + (bs ? bs[o] : 0.0f);
-        }
-      },
-      16);
+  kernels::linear_f32(x.data<float>(), rows, w.data<float>(), n_out, n_in, bias ? bias->data<float>() : nullptr,
+                      out.mutable_data<float>());
   return out;
 }
 

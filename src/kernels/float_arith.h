@@ -77,4 +77,21 @@ double ordered_sum(const float* x, int64_t n, Term term) {
   return total;
 }
 
+// The float32 dot product of the float reference (the interpreter's linear): eight running sums
+// (element i adds its product to sum i mod 8) over the whole groups of 8, folded as
+// ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), then the remaining products in order. Each
+// product is rounded before it is added (no fused multiply-add), so a vector build keeping the
+// eight sums in lanes gives the same bits.
+inline float fold_dot8(const float* s) { return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])); }
+
+inline float dot8_f32(const float* a, const float* b, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  float s = fold_dot8(acc);
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
 }  // namespace genai::kernels

@@ -44,6 +44,10 @@
   X(linear_f16, LinearF16Impl,                                                                                   \
     (const float* x, int64_t rows, const uint16_t* w, int64_t out_features, int64_t in_features,                 \
      const float* bias, float* y),                                                                               \
+    (x, rows, w, out_features, in_features, bias, y))                                                            \
+  X(linear_f32, LinearF32Impl,                                                                                   \
+    (const float* x, int64_t rows, const float* w, int64_t out_features, int64_t in_features,                    \
+     const float* bias, float* y),                                                                               \
     (x, rows, w, out_features, in_features, bias, y))
 
 #define GENAI_KERNELS_MATMUL(X)                                                                                  \

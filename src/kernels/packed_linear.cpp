@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/float_arith.h"
 #include "kernels/packed_layout.h"
 #include "kernels/scalar_kernels.h"
 #include "kernels/simd_kernels.h"
@@ -184,6 +185,19 @@ void linear_f16(const float* x, int64_t rows, const uint16_t* w, int64_t out_fea
       8);
 }
 
+void linear_f32(const float* x, int64_t rows, const float* w, int64_t out_features, int64_t in_features,
+                const float* bias, float* y) {
+  // Split over output features so each weight row is read once for all input rows.
+  ThreadPool::global().parallel_for(
+      out_features,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c)
+          for (int64_t r = 0; r < rows; ++r)
+            y[r * out_features + c] = dot8_f32(x + r * in_features, w + c * in_features, in_features) + (bias ? bias[c] : 0.0f);
+      },
+      16);
+}
+
 }  // namespace scalar
 
 namespace {
@@ -221,6 +235,13 @@ void linear_f16(const float* x, int64_t rows, const uint16_t* w, int64_t out_fea
   if (rows <= 0 || out_features <= 0) return;
   if (use_simd()) simd::linear_f16(x, rows, w, out_features, in_features, bias, y);
   else scalar::linear_f16(x, rows, w, out_features, in_features, bias, y);
+}
+
+void linear_f32(const float* x, int64_t rows, const float* w, int64_t out_features, int64_t in_features,
+                const float* bias, float* y) {
+  if (rows <= 0 || out_features <= 0) return;
+  if (use_simd()) simd::linear_f32(x, rows, w, out_features, in_features, bias, y);
+  else scalar::linear_f32(x, rows, w, out_features, in_features, bias, y);
 }
 
 }  // namespace genai::kernels

@@ -57,4 +57,9 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
 void linear_f16(const float* x, int64_t rows, const uint16_t* w, int64_t out_features, int64_t in_features,
                 const float* bias, float* y);
 
+// Float32 weights (the float reference): y = x . w^T + bias with kernels::dot8_f32's order of
+// operations (float_arith.h), the same bits from the scalar and every vector build.
+void linear_f32(const float* x, int64_t rows, const float* w, int64_t out_features, int64_t in_features,
+                const float* bias, float* y);
+
 }  // namespace genai::kernels

@@ -11,6 +11,7 @@
 
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/float_arith.h"
 #include "kernels/packed_layout.h"
 #include "kernels/requantize.h"
 #include "kernels/scalar_kernels.h"
@@ -504,6 +505,80 @@ void LinearF16Impl(const float* x, int64_t rows, const uint16_t* w, int64_t out_
         }
       },
       8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// linear_f32: dot8_f32 (float_arith.h) for a tile of 4 rows x 2 channels at a time. Its eight
+// running sums live in lanes: one pass over K with 8-lane vectors, or two passes with 4-lane ones
+// (lanes 0-3 take the elements k = 0..3 mod 8, the second pass 4..7), products rounded before
+// they are added, then the scalar fold and tail: the scalar build's bits on every target.
+
+using DF8 = hn::CappedTag<float, 8>;
+
+// sums[r][c][0..8): the eight running sums of rows x[0..3] with channels w0, w1 over the whole
+// groups of 8 of n columns.
+HWY_INLINE void Dot8Tile(const float* const x[4], const float* w0, const float* w1, int64_t n8, float sums[4][2][8]) {
+  const DF8 d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t off = 0; off < 8; off += L) {
+    auto a00 = hn::Zero(d), a01 = hn::Zero(d), a10 = hn::Zero(d), a11 = hn::Zero(d);
+    auto a20 = hn::Zero(d), a21 = hn::Zero(d), a30 = hn::Zero(d), a31 = hn::Zero(d);
+    for (int64_t k = off; k < n8; k += 8) {
+      const auto v0 = hn::LoadU(d, w0 + k), v1 = hn::LoadU(d, w1 + k);
+      const auto x0 = hn::LoadU(d, x[0] + k), x1 = hn::LoadU(d, x[1] + k);
+      a00 = hn::Add(a00, hn::Mul(x0, v0));
+      a01 = hn::Add(a01, hn::Mul(x0, v1));
+      a10 = hn::Add(a10, hn::Mul(x1, v0));
+      a11 = hn::Add(a11, hn::Mul(x1, v1));
+      const auto x2 = hn::LoadU(d, x[2] + k), x3 = hn::LoadU(d, x[3] + k);
+      a20 = hn::Add(a20, hn::Mul(x2, v0));
+      a21 = hn::Add(a21, hn::Mul(x2, v1));
+      a30 = hn::Add(a30, hn::Mul(x3, v0));
+      a31 = hn::Add(a31, hn::Mul(x3, v1));
+    }
+    hn::StoreU(a00, d, sums[0][0] + off);
+    hn::StoreU(a01, d, sums[0][1] + off);
+    hn::StoreU(a10, d, sums[1][0] + off);
+    hn::StoreU(a11, d, sums[1][1] + off);
+    hn::StoreU(a20, d, sums[2][0] + off);
+    hn::StoreU(a21, d, sums[2][1] + off);
+    hn::StoreU(a30, d, sums[3][0] + off);
+    hn::StoreU(a31, d, sums[3][1] + off);
+  }
+}
+
+void LinearF32Impl(const float* x, int64_t rows, const float* w, int64_t out_features, int64_t in_features,
+                   const float* bias, float* y) {
+  const int64_t L = static_cast<int64_t>(hn::Lanes(DF8()));
+  if (8 % L != 0 || L < 4) {  // lanes cannot hold the eight sums in whole passes
+    scalar::linear_f32(x, rows, w, out_features, in_features, bias, y);
+    return;
+  }
+  const int64_t n8 = in_features / 8 * 8;
+  constexpr int64_t kBlock = 16;  // channels per work item: their weight rows stay in cache over all rows
+  const int64_t blocks = (out_features + kBlock - 1) / kBlock;
+  ThreadPool::global().parallel_for(blocks, [&](int64_t b0, int64_t b1) {
+    float sums[4][2][8];
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t c0 = b * kBlock, c1 = std::min(out_features, c0 + kBlock);
+      for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+        const int64_t nr = std::min<int64_t>(4, rows - r0);
+        const float* xr[4];
+        for (int64_t i = 0; i < 4; ++i) xr[i] = x + (r0 + std::min(i, nr - 1)) * in_features;
+        for (int64_t c = c0; c < c1; c += 2) {
+          const int64_t nc = std::min<int64_t>(2, c1 - c);
+          const float* wc[2] = {w + c * in_features, w + (c + nc - 1) * in_features};
+          Dot8Tile(xr, wc[0], wc[1], n8, sums);
+          for (int64_t i = 0; i < nr; ++i)
+            for (int64_t j = 0; j < nc; ++j) {
+              float s = fold_dot8(sums[i][j]);
+              for (int64_t k = n8; k < in_features; ++k) s += xr[i][k] * wc[j][k];
+              y[(r0 + i) * out_features + c + j] = s + (bias ? bias[c + j] : 0.0f);
+            }
+        }
+      }
+    }
+  });
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR

@@ -6,48 +6,17 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "kernels/float_arith.h"
+#include "kernels/packed_linear.h"
 #include "kernels/scalar_kernels.h"
 
 namespace genai {
 namespace {
 
-// Dot product with several independent partial sums: the fixed-size inner loop lets the compiler
-// vectorise it without -ffast-math (a single running sum would force strict sequential order).
-inline float dot(const float* a, const float* b, int64_t n) {
-  constexpr int kLanes = 16;
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) acc[j] += a[i + j] * b[i + j];
-  float tail = 0.0f;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  float sum = 0.0f;
-  for (int j = 0; j < kLanes; ++j) sum += acc[j];
-  return sum + tail;
-}
-
-// out[t, r] = sum_k in[t, k] * w[r, k] (+ bias[r]) for t < n, r < rows: y = x W^T as nn.Linear.
-// Threads split the weight rows. Each thread walks its rows in small blocks and runs every token
-// through a block while it is hot in L1, so a batch of n tokens reads each weight row from memory
-// once rather than n times — what makes prefill much faster per token than decode.
+// out[t, r] = sum_k in[t, k] * w[r, k] (+ bias[r]) for t < n, r < rows: y = x W^T as nn.Linear,
+// with the float reference's one arithmetic (kernels::linear_f32, the graphs' interpreter too).
 void linear(const float* in, int64_t n, int64_t k, const Tensor& w, const Tensor* bias, float* out) {
-  const int64_t rows = w.dim(0);
-  const float* wd = w.data<float>();
-  const float* bd = bias != nullptr ? bias->data<float>() : nullptr;
-  constexpr int64_t kRowBlock = 8;
-  ThreadPool::global().parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
-          const int64_t r1 = std::min(end, r0 + kRowBlock);
-          for (int64_t t = 0; t < n; ++t) {
-            const float* x = in + t * k;
-            float* y = out + t * rows;
-            for (int64_t r = r0; r < r1; ++r) y[r] = dot(x, wd + r * k, k) + (bd != nullptr ? bd[r] : 0.0f);
-          }
-        }
-      },
-      kRowBlock);
+  kernels::linear_f32(in, n, w.data<float>(), w.dim(0), k, bias != nullptr ? bias->data<float>() : nullptr, out);
 }
 
 // x * rsqrt(mean(x^2) + eps) * w per row, as LlamaRMSNorm (in float32).
@@ -245,7 +214,7 @@ void ReferenceDecoder::attention(const Layer& layer, const Layer& kv, bool slide
       float max_score = -INFINITY;
       const float cap = c.attn_logit_softcap;
       for (int64_t j = first; j < visible; ++j) {
-        scores[j] = dot(qv, kv.k_cache.data() + j * kv_dim + kvh * d, d) * scale;
+        scores[j] = kernels::dot8_f32(qv, kv.k_cache.data() + j * kv_dim + kvh * d, d) * scale;
         if (cap > 0.0f) scores[j] = std::tanh(scores[j] / cap) * cap;
         max_score = std::max(max_score, scores[j]);
       }

@@ -189,6 +189,22 @@ void run_everything(uint32_t seed) {
     return y;
   });
   EXPECT_EQ(fa, fb) << "rms_norm/softmax/silu";
+  // linear_f32 (the float reference's linear): row and channel counts off the 4 x 2 tile, input
+  // widths with and without a tail past the groups of 8, with and without bias.
+  for (int64_t rows : {1, 3, 6})
+    for (int64_t out : {1, 5, 18})
+      for (int64_t in : {7, 8, 29, 64}) {
+        const auto x = testing::random_floats(rng, static_cast<size_t>(rows * in), -2, 2);
+        const auto w = testing::random_floats(rng, static_cast<size_t>(out * in), -1, 1);
+        const auto bias = testing::random_floats(rng, static_cast<size_t>(out), -1, 1);
+        auto [la, lb] = both_builds([&] {
+          std::vector<float> y(static_cast<size_t>(2 * rows * out));
+          linear_f32(x.data(), rows, w.data(), out, in, bias.data(), y.data());
+          linear_f32(x.data(), rows, w.data(), out, in, nullptr, y.data() + rows * out);
+          return y;
+        });
+        EXPECT_EQ(la, lb) << "linear_f32 rows " << rows << " out " << out << " in " << in;
+      }
 }
 
 TEST(SimdTargets, EveryCompiledTargetMatchesTheScalarBuild) {
