@@ -14,6 +14,8 @@ packages=(
   libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   adb
+  # genai eval's default text (Newton's Opticks, public domain): docs/quantization.md
+  golang-1.19-src
 )
 if (( want_test )); then
   packages+=(clang libclang-rt-14-dev)

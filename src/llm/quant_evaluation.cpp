@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "core/sampler.h"
 #include "graph/decoder_graphs.h"
@@ -34,6 +35,16 @@ const std::string& default_eval_text() {
   return text;
 }
 
+const std::string& default_eval_text_file() {
+  static const std::string path = "/usr/share/go-1.19/src/testdata/Isaac.Newton-Opticks.txt";
+  return path;
+}
+
+const std::string& default_eval_text_package() {
+  static const std::string package = "golang-1.19-src";
+  return package;
+}
+
 double sqnr_db(double signal, double noise) {
   if (noise <= 0.0) return std::numeric_limits<double>::infinity();
   if (signal <= 0.0) return -std::numeric_limits<double>::infinity();
@@ -52,88 +63,165 @@ double log_softmax_at(std::span<const float> logits, int32_t target) {
 
 }  // namespace
 
+namespace {
+
+// Inputs of a full-autoregressive graph over `n` tokens: causal mask, positions 0..n-1.
+struct WindowInputs {
+  Tensor tokens, mask, pos;
+  explicit WindowInputs(int64_t n)
+      : tokens(Tensor::zeros(DType::kI32, {1, n})),
+        mask(Tensor::zeros(DType::kF32, {1, 1, n, n})),
+        pos(Tensor::zeros(DType::kI32, {1, n})) {
+    for (int64_t i = 0; i < n; ++i) {
+      pos.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
+      for (int64_t j = 0; j < n; ++j) mask.mutable_data<float>()[i * n + j] = j <= i ? 0.0f : graph::kMaskedValue;
+    }
+  }
+  graph::InputMap bind(std::span<const int32_t> ids) {
+    std::copy(ids.begin(), ids.end(), tokens.mutable_data<int32_t>());
+    return {{"tokens", &tokens}, {"atten_mask", &mask}, {"input_pos", &pos}};
+  }
+};
+
+std::vector<float> run_window(graph::GraphExecutor& e, const std::string& name, WindowInputs& in,
+                              std::span<const int32_t> ids) {
+  graph::TensorMap out = e.run(name, in.bind(ids));
+  const Tensor& logits = out.at("logits");
+  return std::vector<float>(logits.data<float>(), logits.data<float>() + logits.numel());
+}
+
+// The full-autoregressive graph of `n` tokens and the encodings carried onto it.
+struct WindowGraph {
+  std::string name = std::string(graph::kCalibration);
+  graph::GraphMap graphs;
+  std::shared_ptr<const quant::EncodingSet> encodings;
+  WindowGraph(const Model& model, std::shared_ptr<const Model> owner, const quant::EncodingSet& source, int64_t n) {
+    std::shared_ptr<const Weights> weights(std::move(owner), &model.weights);
+    auto g = graph::build_decoder_graph(model.config, weights, name, n, n);
+    encodings = std::make_shared<const quant::EncodingSet>(quant::reconcile_encodings(*g, source));
+    graphs[name] = std::move(g);
+  }
+};
+
+// Per-tensor SQNR of every quantized op result over one window: the float run stashes each
+// value, the QDQ run compares as it goes.
+std::vector<TensorSqnr> tensor_sqnr(const WindowGraph& wg, std::span<const int32_t> ids) {
+  const graph::Graph& g = *wg.graphs.at(wg.name);
+  std::vector<bool> compared(g.values().size(), false);
+  for (const auto& op : g.ops())
+    compared[static_cast<size_t>(op.result)] = g.value(op.result).type.dtype == DType::kF32 && !quant::is_passthrough(op.kind);
+  graph::InterpreterExecutor fe(wg.graphs);
+  quant::QdqExecutor qe(wg.graphs, {{wg.name, wg.encodings}});
+  std::unordered_map<std::string, std::vector<float>> stash;
+  fe.set_observer([&](const graph::Value& v, const Tensor& t) {
+    if (!compared[static_cast<size_t>(&v - g.values().data())]) return;
+    stash[v.name].assign(t.data<float>(), t.data<float>() + t.numel());
+  });
+  std::vector<TensorSqnr> rows;
+  qe.set_observer([&](const graph::Value& v, const Tensor& t) {
+    auto it = stash.find(v.name);
+    if (it == stash.end()) return;
+    double s = 0, nz = 0;
+    const float* q = t.data<float>();
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      const double f = it->second[i], d = f - q[i];
+      s += f * f;
+      nz += d * d;
+    }
+    rows.push_back({v.name, sqnr_db(s, nz)});
+    stash.erase(it);
+  });
+  WindowInputs in(static_cast<int64_t>(ids.size()));
+  run_window(fe, wg.name, in, ids);
+  run_window(qe, wg.name, in, ids);
+  return rows;
+}
+
+}  // namespace
+
 EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared_ptr<const quant::EncodingSet> encodings,
                                  const EvalOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!model->tokenizer) throw_input_error("{}: eval needs a tokenizer and the checkpoint has none", model->checkpoint_path.string());
   const std::string& text = o.text.empty() ? default_eval_text() : o.text;
   std::vector<int32_t> ids = model->tokenizer->encode(text, model->tokenizer->add_bos_by_default());
-  const int64_t CL = o.max_context_len;
-  if (static_cast<int64_t>(ids.size()) > CL) ids.resize(static_cast<size_t>(CL));
   if (ids.size() < 2) throw_input_error("--eval_text: the text has {} token(s), need at least 2", ids.size());
-
-  graph::DecoderGraphOptions go;
-  go.mode = graph::ModelMode::kKv;
-  go.max_context_len = CL;
-  const graph::GraphMap graphs = graph::build_decoder_graphs(model, go);
-  const std::string kv(graph::kKvForward);
-  auto set = std::make_shared<const quant::EncodingSet>(quant::reconcile_encodings(*graphs.at(kv), *encodings));
-
-  auto float_exec = std::make_unique<graph::InterpreterExecutor>(graphs);
-  auto qdq_exec = std::make_unique<quant::QdqExecutor>(
-      graphs, std::map<std::string, std::shared_ptr<const quant::EncodingSet>>{{kv, set}});
-  graph::InterpreterExecutor* fe = float_exec.get();
-  quant::QdqExecutor* qe = qdq_exec.get();
-  const auto fs = make_graph_session(std::move(float_exec)), qs = make_graph_session(std::move(qdq_exec));
+  if (o.max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", o.max_context_len);
+  const int64_t n_ids = static_cast<int64_t>(ids.size());
+  const int64_t W = std::min(o.max_context_len, n_ids);
+  const int64_t usable = o.max_tokens > 0 ? std::min(o.max_tokens, n_ids) : n_ids;
+  const int64_t n_windows = std::max<int64_t>(1, usable / W);
 
   EvalReport r;
   r.recipe = encodings->recipe;
-  const graph::Graph& g = *graphs.at(kv);
-  std::vector<bool> compared(g.values().size(), false);
-  for (const auto& op : g.ops())
-    compared[static_cast<size_t>(op.result)] = g.value(op.result).type.dtype == DType::kF32 && !quant::is_passthrough(op.kind);
-
   if (o.sqnr_eval) {
-    std::unordered_map<std::string, std::vector<float>> stash;
-    std::map<std::string, std::pair<double, double>> acc;  // name -> (signal, noise)
-    fe->set_observer([&](const graph::Value& v, const Tensor& t) {
-      if (!compared[static_cast<size_t>(&v - g.values().data())]) return;
-      stash[v.name].assign(t.data<float>(), t.data<float>() + t.numel());
-    });
-    qe->set_observer([&](const graph::Value& v, const Tensor& t) {
-      auto it = stash.find(v.name);
-      if (it == stash.end()) return;
-      auto& [s, nz] = acc[v.name];
-      const float* q = t.data<float>();
-      for (size_t i = 0; i < it->second.size(); ++i) {
-        const double f = it->second[i], d = f - q[i];
-        s += f * f;
-        nz += d * d;
-      }
-    });
-    double signal = 0, noise = 0, nll_f = 0, nll_q = 0;
-    const int64_t n = static_cast<int64_t>(ids.size()) - 1;
-    ProgressBar bar("evaluating", n);
-    for (int64_t i = 0; i < n; ++i) {
-      const int32_t tok = ids[static_cast<size_t>(i)];
-      stash.clear();
-      const auto lf_span = fs->forward(std::span<const int32_t>(&tok, 1));
-      const std::vector<float> lf(lf_span.begin(), lf_span.end());
-      const auto lq = qs->forward(std::span<const int32_t>(&tok, 1));
+    const std::shared_ptr<const Model> owner = model;
+    const WindowGraph wg(*model, owner, *encodings, W);
+    graph::InterpreterExecutor fe(wg.graphs);
+    WindowInputs in(W);
+    WindowLogits quantized = o.quantized_window;
+    std::unique_ptr<quant::QdqExecutor> qe;
+    if (!quantized) {
+      qe = std::make_unique<quant::QdqExecutor>(wg.graphs, std::map<std::string, std::shared_ptr<const quant::EncodingSet>>{
+                                                               {wg.name, wg.encodings}});
+      quantized = [&](std::span<const int32_t> window) { return run_window(*qe, wg.name, in, window); };
+    }
+    double signal = 0, noise = 0, nll_f = 0, nll_q = 0, float_s = 0, quant_s = 0;
+    const size_t vocab = static_cast<size_t>(model->config.vocab_size);
+    ProgressBar bar("evaluating", n_windows);
+    for (int64_t w = 0; w < n_windows; ++w) {
+      const std::span<const int32_t> window(ids.data() + w * W, static_cast<size_t>(W));
+      const auto tw = std::chrono::steady_clock::now();
+      const std::vector<float> lf = run_window(fe, wg.name, in, window);
+      const auto tf = std::chrono::steady_clock::now();
+      const std::vector<float> lq = quantized(window);
+      float_s += std::chrono::duration<double>(tf - tw).count();
+      quant_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
+      if (lq.size() != lf.size())
+        throw_failure("eval: the quantized window gave {} logits, the float one {}", lq.size(), lf.size());
       for (size_t k = 0; k < lf.size(); ++k) {
         const double d = static_cast<double>(lf[k]) - lq[k];
         signal += static_cast<double>(lf[k]) * lf[k];
         noise += d * d;
       }
-      const int32_t next = ids[static_cast<size_t>(i + 1)];
-      nll_f -= log_softmax_at(lf, next);
-      nll_q -= log_softmax_at(lq, next);
-      if (argmax(lf) == argmax(lq)) ++r.top1_agreed;
+      // Position i predicts token i + 1 of the same window.
+      for (int64_t i = 0; i + 1 < W; ++i) {
+        const std::span<const float> rf(lf.data() + static_cast<size_t>(i) * vocab, vocab);
+        const std::span<const float> rq(lq.data() + static_cast<size_t>(i) * vocab, vocab);
+        const int32_t next = window[static_cast<size_t>(i + 1)];
+        nll_f -= log_softmax_at(rf, next);
+        nll_q -= log_softmax_at(rq, next);
+        if (argmax(rf) == argmax(rq)) ++r.top1_agreed;
+      }
       bar.advance();
     }
     bar.finish();
-    r.eval_tokens = n;
+    log::info("evaluated {} window(s) of {} tokens: float {:.1f} s, quantized {:.1f} s", n_windows, W, float_s, quant_s);
+    r.eval_windows = n_windows;
+    r.eval_tokens = n_windows * (W - 1);
     r.sqnr_db = sqnr_db(signal, noise);
-    r.perplexity_float = std::exp(nll_f / static_cast<double>(n));
-    r.perplexity_quantized = std::exp(nll_q / static_cast<double>(n));
-    for (const auto& [name, sn] : acc) r.per_layer.push_back({name, sqnr_db(sn.first, sn.second)});
+    r.perplexity_float = std::exp(nll_f / static_cast<double>(r.eval_tokens));
+    r.perplexity_quantized = std::exp(nll_q / static_cast<double>(r.eval_tokens));
+
+    const int64_t tn = std::clamp<int64_t>(o.tensor_tokens, 2, W);
+    const WindowGraph tg(*model, owner, *encodings, tn);
+    r.per_tensor = tensor_sqnr(tg, std::span<const int32_t>(ids.data(), static_cast<size_t>(tn)));
+    r.per_layer = r.per_tensor;
     std::stable_sort(r.per_layer.begin(), r.per_layer.end(),
                      [](const TensorSqnr& a, const TensorSqnr& b) { return a.sqnr_db < b.sqnr_db; });
-    fe->set_observer(nullptr);
-    qe->set_observer(nullptr);
   }
 
+  const int64_t CL = o.max_context_len;
+  graph::DecoderGraphOptions go;
+  go.mode = graph::ModelMode::kKv;
+  go.max_context_len = CL;
   if (o.prompt_eval) {
+    const graph::GraphMap graphs = graph::build_decoder_graphs(model, go);
+    const std::string kv(graph::kKvForward);
+    auto set = std::make_shared<const quant::EncodingSet>(quant::reconcile_encodings(*graphs.at(kv), *encodings));
+    const auto fs = make_graph_session(std::make_unique<graph::InterpreterExecutor>(graphs));
+    const auto qs = make_graph_session(std::make_unique<quant::QdqExecutor>(
+        graphs, std::map<std::string, std::shared_ptr<const quant::EncodingSet>>{{kv, set}}));
     const int64_t p = std::clamp<int64_t>(o.prompt_tokens, 1, static_cast<int64_t>(ids.size()));
     const int64_t gen = std::clamp<int64_t>(o.gen_tokens, 0, CL - p);
     const std::span<const int32_t> prompt(ids.data(), static_cast<size_t>(p));
@@ -160,6 +248,88 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+std::vector<TensorSqnr> layer_sensitivity(const Model& model, const quant::Recipe& recipe, std::span<const int32_t> tokens) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n < 2) throw_input_error("--per_layer: the text has {} token(s), need at least 2", n);
+  auto base = std::shared_ptr<const Weights>(std::shared_ptr<const Weights>{}, &model.weights);
+  const auto reference = graph::build_decoder_graph(model.config, base, std::string(graph::kCalibration), n, n);
+  // Layer unit ("layers.N" / "lm_head") -> its linear ops' (weight, result) names.
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> units;
+  for (const auto& op : reference->ops()) {
+    if (op.kind != graph::OpKind::kLinear) continue;
+    const std::string& result = reference->value(op.result).name;
+    const std::string& weight = reference->value(op.operands[1]).name;
+    if (reference->value(op.operands[1]).kind != graph::ValueKind::kWeight) continue;
+    const auto dot = result.find('.', result.rfind("layers.", 0) == 0 ? 7 : 0);
+    const std::string unit = result.rfind("layers.", 0) == 0 ? result.substr(0, dot) : result.substr(0, result.find('.'));
+    units[unit].emplace_back(weight, result);
+  }
+  WindowInputs in(n);
+  auto logits_of = [&](const graph::Graph& g) {
+    graph::TensorMap out = graph::interpret(g, in.bind(tokens));
+    const Tensor& l = out.at("logits");
+    return std::vector<float>(l.data<float>(), l.data<float>() + l.numel());
+  };
+  const std::vector<float> lf = logits_of(*reference);
+  std::vector<TensorSqnr> rows;
+  ProgressBar bar("layer sensitivity", static_cast<int64_t>(units.size()));
+  for (const auto& [unit, linears] : units) {
+    auto w = std::make_shared<Weights>(model.weights);
+    bool quantized = false;
+    for (const auto& [weight, result] : linears) {
+      const quant::Scheme s = recipe.scheme_for(result);
+      if (s.act == quant::QDType::kF16) continue;
+      const Tensor f = model.weights.get(weight).to_f32();
+      const quant::WeightEncoding e =
+          quant::quantize_weight(weight, f.data<float>(), f.dim(0), f.dim(1), s.weight, s.block_size);
+      const std::vector<float> dq = quant::dequantize_weight(e, f.data<float>());
+      Tensor t = Tensor::zeros(DType::kF32, f.shape());
+      std::copy(dq.begin(), dq.end(), t.mutable_data<float>());
+      std::map<std::string, Tensor> keep(w->all());
+      keep[weight] = std::move(t);
+      Weights next;
+      next.set_source(w->source());
+      for (auto& [name, tensor] : keep) next.add(name, std::move(tensor));
+      w = std::make_shared<Weights>(std::move(next));
+      quantized = true;
+    }
+    if (quantized) {
+      const auto g = graph::build_decoder_graph(model.config, w, std::string(graph::kCalibration), n, n);
+      const std::vector<float> lq = logits_of(*g);
+      double signal = 0, noise = 0;
+      for (size_t k = 0; k < lf.size(); ++k) {
+        const double d = static_cast<double>(lf[k]) - lq[k];
+        signal += static_cast<double>(lf[k]) * lf[k];
+        noise += d * d;
+      }
+      rows.push_back({unit, sqnr_db(signal, noise)});
+    }
+    bar.advance();
+  }
+  bar.finish();
+  std::stable_sort(rows.begin(), rows.end(), [](const TensorSqnr& a, const TensorSqnr& b) { return a.sqnr_db < b.sqnr_db; });
+  return rows;
+}
+
+std::vector<std::string> propose_overrides(const std::vector<TensorSqnr>& sensitivity, const std::string& higher,
+                                           double margin_db) {
+  if (sensitivity.empty()) return {};
+  std::vector<double> v;
+  for (const auto& r : sensitivity) v.push_back(r.sqnr_db);
+  std::sort(v.begin(), v.end());
+  const double median = v[v.size() / 2];
+  std::vector<std::string> layers;
+  for (const auto& r : sensitivity)  // worst first
+    if (r.sqnr_db < median - margin_db && layers.size() < std::max<size_t>(1, sensitivity.size() / 4)) layers.push_back(r.name);
+  std::vector<std::string> out;
+  for (const auto& name : layers) {
+    std::string pattern;
+    for (char ch : name) pattern += ch == '.' ? std::string("\\.") : std::string(1, ch);
+    out.push_back(pattern + "\\..*=" + higher);
+  }
+  return out;
 }
 
 }  // namespace genai

@@ -205,6 +205,19 @@ std::vector<OptionSpec> make_table() {
                       check_quant_recipe));
   t.push_back(ours(note(choices(opt("quant_block_size", T::kInt, None, "Block size of 16a4w_block", ALL), quant_block_sizes()),
                         "block size")));
+  t.push_back(ours(note(opt("quant_override", T::kStringList, None,
+                            "Per-layer override REGEX=RECIPE on tensor names, e.g. 'lm_head\\.out=16a8w' (repeatable)", P | C),
+                        "mixed precision")));
+  t.push_back(ours(note(opt("quant_recipe_file", T::kString, None,
+                            "Recipe file (JSON: recipe, overrides, seq_mse_candidates); command-line overrides come first", P | C),
+                        "mixed precision")));
+  t.push_back(ours(note(opt("seq_mse_candidates", T::kInt, int64_t{0},
+                            "Weight range search: scale factors tried per channel/block against the output error (0: off)", P | C),
+                        "weight range search")));
+  t.push_back(ours(note(choices(opt("rotation", T::kString, std::string("none"),
+                                    "Offline Hadamard rotation of the residual stream, merged into the weights", P | C),
+                                {"none", "hadamard"}),
+                        "residual rotation")));
   t.push_back(ours(note(opt("json", T::kFlag, false, "Print one JSON object on stdout", ALL), "machine-readable output")));
   t.push_back(ours(note(opt("threads", T::kInt, int64_t{0}, "Worker threads (0 = all cores)", ALL), "thread pool size")));
   t.push_back(ours(note(opt("no_verify", T::kFlag, false,

@@ -22,10 +22,17 @@ struct QuantizationSettings {
   std::optional<quant::QuantizeOptions> quantize;
   // --quant_override REGEX=RECIPE specs, added to that recipe (the default one included).
   std::vector<std::string> overrides;
+  int64_t seq_mse_candidates = 0;  // the weight range search (quant::Recipe::seq_mse_candidates)
+  std::string recipe_file;         // --quant_recipe_file (empty: none)
+  bool per_layer = false;          // run the layer sensitivity analysis (`genai eval --per_layer`)
   // Evaluate these encodings (of kv_forward) and quantize nothing.
   std::shared_ptr<const quant::EncodingSet> encodings;
   // The evaluation to run; nullopt: the stage's short logits SQNR / perplexity check.
   std::optional<EvalOptions> eval;
+  // The quantized side of the evaluation runs as a compiled program (orchestrator/
+  // compiled_evaluation.h) instead of the QDQ reference; `quantize` must then have the graph
+  // shape eval_program_shape(window). Float recipes and given encodings use the QDQ reference.
+  bool compiled_eval = false;
   bool write_qdq = true;  // decode_qdq.json/.bin into the artifact dir
   // Receives the evaluation and the seconds quantization took (0 with `encodings`).
   std::function<void(const EvalReport&, double quantize_seconds)> on_report;

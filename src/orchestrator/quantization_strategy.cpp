@@ -17,6 +17,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/option_readers.h"
 #include "orchestrator/quantization_evaluation.h"
+#include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/quantization_settings.h"
 #include "quant/quantize.h"
 
@@ -37,6 +38,28 @@ std::string read_text_file(const std::string& path) {
 }
 
 nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
+
+std::string encoding_text(const quant::Encoding& e) {
+  if (e.is_float()) return std::string(quant::qdtype_name(e.dtype));
+  return fmt::format("{} scale {:.4g} zp {}", quant::qdtype_name(e.dtype), e.scale, e.zero_point);
+}
+
+// What the report shows of a quantization: the decode graph's calibrated ranges and encodings in
+// graph order, and the recipe's overrides.
+void describe_quantization(const quant::QuantizedModel& q, EvalReport& r) {
+  const std::string kv(graph::kKvForward);
+  const graph::Graph& g = *q.graphs.at(kv);
+  const quant::EncodingSet& set = *q.encodings.at(kv);
+  for (const auto& op : g.ops()) {
+    const auto& v = g.value(op.result);
+    auto range = q.ranges.find(v.name);
+    auto enc = set.activations.find(v.name);
+    if (range == q.ranges.end() || !range->second.seen || enc == set.activations.end() || quant::is_passthrough(op.kind))
+      continue;
+    r.ranges.push_back({v.name, range->second.lo, range->second.hi, encoding_text(enc->second)});
+  }
+  for (const auto& o : q.recipe.overrides) r.overrides.emplace_back(o.pattern, quant::scheme_name(o.scheme));
+}
 
 class Quantization final : public QuantizationStrategy {
  public:
@@ -86,7 +109,18 @@ class Quantization final : public QuantizationStrategy {
       eo.prompt_eval = false;
       if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
     }
-    const EvalReport r = evaluate_encodings(in.model, encodings, eo);
+    std::unique_ptr<CompiledWindows> program;
+    if (s && s->compiled_eval && q && !q->recipe.is_float()) {
+      program = std::make_unique<CompiledWindows>(*in.model, q->bundles);
+      eo.quantized_window = program->window_logits();
+    }
+    EvalReport r = evaluate_encodings(in.model, encodings, eo);
+    if (q) describe_quantization(*q, r);
+    if (s && s->per_layer && q && !q->recipe.is_float() && in.calibration_data && !in.calibration_data->empty()) {
+      // On calibration text, not the evaluation text: the proposal must not be tuned on the test.
+      r.sensitivity = layer_sensitivity(*in.model, q->recipe, in.calibration_data->front());
+      r.proposed_overrides = propose_overrides(r.sensitivity, "16a8w");
+    }
     if (s && s->on_report) s->on_report(r, quantize_seconds);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
@@ -113,7 +147,9 @@ class Quantization final : public QuantizationStrategy {
     if (settings_ && settings_->quantize) {
       qo = *settings_->quantize;  // fp16 included: eval measures it like any recipe
       if (qo.recipe.name.empty()) qo.recipe = default_recipe_for(*in.model, "");
+      if (!settings_->recipe_file.empty()) qo.recipe = quant::recipe_from_file(settings_->recipe_file, qo.recipe);
       for (const auto& spec : settings_->overrides) quant::add_override(qo.recipe, spec);
+      if (settings_->seq_mse_candidates > 0) qo.recipe.seq_mse_candidates = settings_->seq_mse_candidates;
     } else {
       const graph::DecoderGraphOptions go = decoder_graph_options(o);
       qo.mode = go.mode;
@@ -123,6 +159,12 @@ class Quantization final : public QuantizationStrategy {
                                   : default_recipe_for(*in.model, o.get_optional_string("decoder_model").value_or(""));
       if (qo.recipe.is_float())
         throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
+      if (const auto file = o.get_optional_string("quant_recipe_file")) qo.recipe = quant::recipe_from_file(*file, qo.recipe);
+      if (o.has_value("quant_override"))
+        for (const auto& spec : o.get_list("quant_override")) quant::add_override(qo.recipe, spec);
+      if (o.get_int("seq_mse_candidates") < 0)
+        throw_input_error("--seq_mse_candidates must be >= 0, got {}", o.get_int("seq_mse_candidates"));
+      if (o.get_int("seq_mse_candidates") > 0) qo.recipe.seq_mse_candidates = o.get_int("seq_mse_candidates");
       qo.calibration = calibration_options(o);
     }
     qo.windows = *in.calibration_data;  // prepared with these calibration settings

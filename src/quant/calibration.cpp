@@ -99,13 +99,24 @@ RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>
   }
   RangeMap ranges;
   ranges["atten_mask"].add(mask.data<float>(), mask.numel());
+  // The inputs of linear ops also get per-column mean squares (the weight range search's weights).
+  std::vector<bool> linear_input(g.values().size(), false);
+  for (const auto& op : g.ops())
+    if (op.kind == graph::OpKind::kLinear) linear_input[static_cast<size_t>(op.operands[0])] = true;
   const int passes = method == RangeMethod::kMse ? 2 : 1;
   ProgressBar bar("calibrating", static_cast<int64_t>(windows.size()) * passes);
   for (int pass = 0; pass < passes; ++pass) {
     graph::InterpreterOptions options;
     options.observer = [&](const graph::Value& v, const Tensor& t) {
       if (t.dtype() != DType::kF32) return;
-      if (pass == 0) ranges[v.name].add(t.data<float>(), t.numel());
+      if (pass == 0) {
+        Range& r = ranges[v.name];
+        r.add(t.data<float>(), t.numel());
+        if (linear_input[static_cast<size_t>(&v - g.values().data())] && t.rank() >= 1) {
+          const int64_t cols = t.dim(t.rank() - 1);
+          r.add_columns(t.data<float>(), t.numel() / cols, cols);
+        }
+      }
       else ranges[v.name].add_to_histogram(t.data<float>(), t.numel());
     };
     for (const auto& w : windows) {

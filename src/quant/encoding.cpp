@@ -153,8 +153,38 @@ void fake_quantize(float* data, int64_t n, const Encoding& e, Rounding rounding)
   for (int64_t i = 0; i < n; ++i) data[i] = dequantize_value(quantize_value(data[i], e, rounding), e);
 }
 
+namespace {
+
+// sum_i h_i (q_i s - w_i)^2 over one channel's block (h == null: unweighted).
+float weighted_error(const float* w, const float* h, int64_t n, float s, float qmin, float qmax) {
+  float err = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = requantize(w[i] / s, qmin, qmax) * s - w[i];
+    err += (h ? h[i] : 1.0f) * d * d;
+  }
+  return err;
+}
+
+// The factor of max|w| / qmax with the least weighted error: the coarse sweep 1/N..1, then N
+// factors between the best one's neighbours.
+float searched_scale(const float* w, const float* h, int64_t n, float base, int64_t candidates, float qmin, float qmax) {
+  const float step = 1.0f / static_cast<float>(candidates);
+  float best_c = 1.0f, best = weighted_error(w, h, n, base, qmin, qmax);
+  auto consider = [&](float c) {
+    const float e = weighted_error(w, h, n, base * c, qmin, qmax);
+    if (e < best) best = e, best_c = c;
+  };
+  for (int64_t k = 1; k < candidates; ++k) consider(step * static_cast<float>(k));
+  const float lo = std::max(best_c - step, 0.001f), hi = std::min(best_c + step, 1.0f);
+  for (int64_t k = 0; k < candidates; ++k)
+    consider(lo + (hi - lo) * static_cast<float>(k) / static_cast<float>(std::max<int64_t>(candidates - 1, 1)));
+  return base * best_c;
+}
+
+}  // namespace
+
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
-                               int64_t block_size) {
+                               int64_t block_size, const WeightSearch& ws) {
   WeightEncoding e;
   e.dtype = dtype;
   e.rows = rows;
@@ -173,6 +203,7 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
   // 4-bit grids are coarse enough that shrinking the scale below max|w| / qmax (clipping the
   // largest values, using -8 too) lowers the block's squared error; search a few shrinks.
   const bool search = qdtype_bits(dtype) <= 4;
+  const bool weighted = ws.importance != nullptr && ws.candidates > 0;
   ThreadPool::global().parallel_for(
       rows,
       [&](int64_t r0, int64_t r1) {
@@ -182,7 +213,10 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
             float amax = 0.0f;
             for (int64_t i = 0; i < width; ++i) amax = std::max(amax, std::fabs(src[i]));
             float scale = amax > 0.0f ? amax / static_cast<float>(qmax) : 1.0f;
-            if (search && amax > 0.0f) {
+            if (weighted && amax > 0.0f) {
+              scale = searched_scale(src, ws.importance + b * width, width, scale, ws.candidates, static_cast<float>(qmin),
+                                     static_cast<float>(qmax));
+            } else if (search && amax > 0.0f) {
               float best = -1.0f, best_scale = scale;
               for (int k = 0; k <= 10; ++k) {
                 const float s = scale * (1.0f - 0.03f * static_cast<float>(k));

@@ -79,10 +79,20 @@ struct WeightEncoding {
   bool is_float() const { return dtype == QDType::kF16; }
 };
 
+// The weight range search (upstream's SeqMSE idea, per channel or block instead of per tensor):
+// each channel's (block's) scale is max|w| / qmax times the factor c that minimises the error the
+// layer's output sees, sum_k h_k (w_k - q_k(c))^2 with h_k the mean square of input column k on
+// the calibration text (the diagonal of X^T X / rows). Candidates: c = 1/N, 2/N, ..., 1, then N
+// between the best one's neighbours (upstream's coarse and fine sweeps).
+struct WeightSearch {
+  const float* importance = nullptr;  // [cols]; null: no search (4-bit weights keep the weight-MSE shrink)
+  int64_t candidates = 0;             // N
+};
+
 // Quantizes `w` ([rows, cols] float32). InputError naming `name` when block_size does not
 // divide cols; dtype must be int4, int8, int16 or float16.
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
-                               int64_t block_size);
+                               int64_t block_size, const WeightSearch& search = {});
 // The float weights the QDQ reference computes with: q * scale (or the float16 round trip of w).
 std::vector<float> dequantize_weight(const WeightEncoding& e, const float* original);
 

@@ -26,6 +26,17 @@ bool EncodingSet::is_float() const {
   return !activations.empty();
 }
 
+void Range::add_columns(const float* data, int64_t rows, int64_t cols) {
+  if (column_squares.empty()) column_squares.assign(static_cast<size_t>(cols), 0.0);
+  if (static_cast<int64_t>(column_squares.size()) != cols) throw_failure("quant: column statistics of {} and {} columns", column_squares.size(), cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const double v = data[r * cols + c];
+      if (std::isfinite(v)) column_squares[static_cast<size_t>(c)] += v * v;
+    }
+  column_rows += rows;
+}
+
 void Range::add(const float* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = data[i];
@@ -260,9 +271,22 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
       const Tensor& t = g.weights()->get(wv.name);
       if (t.rank() != 2) throw_failure("quant: weight {} is not 2-D", wv.name);
       const Tensor f = t.to_f32();
+      // The range search weighs each weight's error by its input column's mean square.
+      WeightSearch search;
+      std::vector<float> importance;
+      if (linear && recipe.seq_mse_candidates > 0 && !fp) {
+        auto in = ranges.find(g.value(op.operands[0]).name);
+        if (in != ranges.end() && in->second.column_rows > 0 &&
+            static_cast<int64_t>(in->second.column_squares.size()) == t.dim(1)) {
+          for (double v : in->second.column_squares)
+            importance.push_back(static_cast<float>(v / static_cast<double>(in->second.column_rows)));
+          search.importance = importance.data();
+          search.candidates = recipe.seq_mse_candidates;
+        }
+      }
       set.weights[wv.name] = std::make_shared<const WeightEncoding>(
           quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,
-                          linear ? s.block_size : 0));
+                          linear ? s.block_size : 0, search));
     }
   return set;
 }

@@ -30,7 +30,12 @@ struct Range {
   float lo = 0.0f, hi = 0.0f;
   bool seen = false;
   std::vector<double> histogram;  // empty unless calibrated with RangeMethod::kMse
+  // For the inputs of linear ops: the sum of squares of each input column (the last dimension)
+  // over `column_rows` rows, what the weight range search weighs a weight's error by.
+  std::vector<double> column_squares;
+  int64_t column_rows = 0;
   void add(const float* data, int64_t n);
+  void add_columns(const float* data, int64_t rows, int64_t cols);
   void add_to_histogram(const float* data, int64_t n);
 };
 enum class RangeMethod { kMinMax, kMse };

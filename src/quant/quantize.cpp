@@ -62,6 +62,11 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   std::shared_ptr<const Weights> weights(model, &model->weights);
   const auto calib =
       graph::build_decoder_graph(model->config, weights, std::string(graph::kCalibration), co.context_len, co.context_len);
+  {
+    std::vector<std::string> names;
+    for (const auto& op : calib->ops()) names.push_back(calib->value(op.result).name);
+    check_overrides_match(q.recipe, names);
+  }
   if (!q.recipe.is_float()) {
     const auto windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
     log::info("calibrating {} on {} window(s) of {} tokens", q.recipe.name, windows.size(), co.context_len);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -165,7 +167,59 @@ void add_override(Recipe& recipe, std::string_view spec, std::string_view option
   const Scheme scheme = parse_scheme(s.substr(eq + 1), option);
   if ((scheme.act == QDType::kF16) != recipe.is_float())
     throw_input_error("{}: '{}' mixes fp16 with integer quantization", option, s);
-  recipe.overrides.insert(recipe.overrides.begin(), {pattern, scheme});
+  recipe.overrides.insert(recipe.overrides.begin(), {pattern, scheme, std::string(option)});
+}
+
+Recipe recipe_from_file(const std::filesystem::path& file, const Recipe& fallback) {
+  const std::string where = "--quant_recipe_file " + file.string();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw_input_error("{}: cannot open the file", where);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw_input_error("{}: not JSON: {}", where, e.what());
+  }
+  if (!j.is_object()) throw_input_error("{}: expected a JSON object with keys recipe, overrides, seq_mse_candidates", where);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "recipe" && it.key() != "overrides" && it.key() != "seq_mse_candidates")
+      throw_input_error("{}: unknown key '{}' (valid: recipe, overrides, seq_mse_candidates)", where, it.key());
+  Recipe r = fallback;
+  if (j.contains("recipe")) {
+    if (!j["recipe"].is_string()) throw_input_error("{}: \"recipe\" must be a string such as \"16a4w_block:32\"", where);
+    parse_scheme(j["recipe"].get<std::string>(), where + " \"recipe\"");
+    r = recipe_from_spelling(j["recipe"].get<std::string>());
+  }
+  if (j.contains("seq_mse_candidates")) {
+    const auto& n = j["seq_mse_candidates"];
+    if (!n.is_number_integer() || n.get<int64_t>() < 0)
+      throw_input_error("{}: \"seq_mse_candidates\" must be a whole number >= 0", where);
+    r.seq_mse_candidates = n.get<int64_t>();
+  }
+  if (j.contains("overrides")) {
+    const auto& list = j["overrides"];
+    if (!list.is_array()) throw_input_error("{}: \"overrides\" must be a list of \"REGEX=RECIPE\" strings", where);
+    // add_override puts each in front: add them last to first so the file's order holds.
+    for (size_t i = list.size(); i-- > 0;) {
+      if (!list[i].is_string())
+        throw_input_error("{}: \"overrides\"[{}] must be a \"REGEX=RECIPE\" string", where, i);
+      add_override(r, list[i].get<std::string>(), fmt::format("{} \"overrides\"[{}]", where, i));
+    }
+  }
+  return r;
+}
+
+void check_overrides_match(const Recipe& recipe, const std::vector<std::string>& tensor_names) {
+  for (const Override& o : recipe.overrides) {
+    if (o.origin.empty()) continue;
+    const std::regex re(o.pattern);
+    const bool hit = std::any_of(tensor_names.begin(), tensor_names.end(),
+                                 [&](const std::string& n) { return std::regex_match(n, re); });
+    if (!hit)
+      throw_input_error("{}: '{}={}' matches no tensor of this model (names look like layers.0.mlp.down_proj.out, "
+                        "layers.3.attn.q_proj.out, lm_head.out: docs/graphs.md)",
+                        o.origin, o.pattern, scheme_name(o.scheme));
+  }
 }
 
 }  // namespace genai::quant

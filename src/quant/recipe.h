@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,9 @@ const std::vector<std::string>& scheme_spellings();
 struct Override {
   std::string pattern;  // std::regex (ECMAScript), matched against the whole tensor name
   Scheme scheme;
+  // Where the user gave it ("--quant_override", a recipe file); empty for a recipe's own
+  // overrides. A user's override must match some tensor (check_overrides_match).
+  std::string origin = {};
 };
 
 struct Recipe {
@@ -38,6 +42,8 @@ struct Recipe {
   Scheme base;
   std::vector<Override> overrides;  // first match wins
   QDType kv = QDType::kU16;         // KV cache I/O (k_out/v_out and the cache inputs)
+  // Weight range search (quant/encoding.h WeightSearch) with this many candidates; 0: off.
+  int64_t seq_mse_candidates = 0;
   bool is_float() const { return base.act == QDType::kF16; }
   // Scheme for the op result `tensor_name` (overrides, then base).
   Scheme scheme_for(const std::string& tensor_name) const;
@@ -64,5 +70,16 @@ Recipe fit_recipe_to_model(const Recipe& recipe, const ModelConfig& config);
 // Adds "regex=scheme" overrides (e.g. "layers\.0\..*=16a8w"); InputError naming `option` on a
 // bad regex or scheme.
 void add_override(Recipe& recipe, std::string_view spec, std::string_view option = "--quant_override");
+
+// A recipe file (--quant_recipe_file), JSON: {"recipe": "16a4w_block:32", "overrides":
+// ["REGEX=RECIPE", ...], "seq_mse_candidates": N}, every key optional; overrides keep the
+// file's order (first match wins) ahead of the recipe's own. Without "recipe", `fallback` (the
+// --quant_recipe or model default) is the base. InputError naming the file and the key for
+// anything malformed or unknown.
+Recipe recipe_from_file(const std::filesystem::path& file, const Recipe& fallback);
+
+// InputError naming the override and where it came from when a user's override matches none of
+// `tensor_names` (op result names of the model's graphs).
+void check_overrides_match(const Recipe& recipe, const std::vector<std::string>& tensor_names);
 
 }  // namespace genai::quant

@@ -1,0 +1,73 @@
+#include "orchestrator/compiled_evaluation.h"
+
+#include <random>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "backends/register_builtin.h"
+#include "compile/compiler.h"
+#include "compile/decoder_metadata.h"
+#include "core/error.h"
+#include "llm/compiled_session.h"
+#include "model/model.h"
+#include "runtime/program_instance.h"
+#include "target/qnn_spec_builder.h"
+#include "target/soc.h"
+
+namespace genai::orchestrator {
+namespace {
+
+// Any SoC our HTP backend lowers for: the program runs on the host either way, and the
+// arithmetic (the integer rules of the HTP) does not depend on the SoC.
+constexpr std::string_view kEvalSoc = "SM8650";
+
+std::filesystem::path private_temp_dir() {
+  std::random_device rd;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const auto dir = std::filesystem::temp_directory_path() / fmt::format("genai-eval-{:08x}{:08x}", rd(), rd());
+    std::error_code ec;
+    if (std::filesystem::create_directory(dir, ec)) return dir;
+  }
+  throw_failure("eval: cannot create a temporary directory under {}", std::filesystem::temp_directory_path().string());
+}
+
+}  // namespace
+
+EvalProgramShape eval_program_shape(int64_t window) { return {window, window + 1}; }
+
+CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles) : dir_(private_temp_dir()) {
+  try {
+    backends::register_builtin_backends();
+    compile::CompileRequest req;
+    req.soc = &target::resolve_soc(kEvalSoc);
+    req.backend_type = target::BackendType::kHtpBackend;
+    req.graphs = compile::with_decoder_metadata(model.config, bundles);
+    req.compile_specs = target::QnnSpecBuilder(kEvalSoc).build();
+    req.artifact_dir = dir_;
+    const compile::CompileResult r = compile::compile_artifacts(req);
+    session_ = make_program_session(runtime::ProgramInstance::load(r.artifacts.at(pipeline::ArtifactKey::kTextDecoder)));
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+CompiledWindows::~CompiledWindows() {
+  session_.reset();  // unmaps the program before its file goes
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+WindowLogits CompiledWindows::window_logits() {
+  return [this](std::span<const int32_t> tokens) {
+    if (static_cast<int64_t>(tokens.size()) > session_->prefill_ar_len())
+      throw_failure("eval: a window of {} tokens exceeds the program's prefill length {}", tokens.size(),
+                    session_->prefill_ar_len());
+    session_->reset();
+    return session_->forward_all(tokens);
+  };
+}
+
+}  // namespace genai::orchestrator

@@ -1,0 +1,129 @@
+// The techniques of a 4-bit recipe: recipe files (their overrides in order, bad files named),
+// user overrides that must name some tensor, and the weight range search, which must lower the
+// activation-weighted error it minimises and leave weights without statistics alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <random>
+
+#include "core/error.h"
+#include "quant/encoding.h"
+#include "quant/recipe.h"
+#include "support/cli_runner.h"
+
+namespace genai::quant {
+namespace {
+
+std::string write(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return {};
+}
+
+TEST(RecipeFile, BaseOverridesInOrderAndCandidates) {
+  testing::TempDir dir;
+  const auto file = write(dir, "r.json",
+                          R"({"recipe": "16a4w_block:32", "seq_mse_candidates": 12,
+                              "overrides": ["layers\\.0\\..*=16a8w", "layers\\..*\\.mlp\\.down_proj\\.out=16a16w"]})");
+  const Recipe r = recipe_from_file(file, recipe_from_spelling("16a8w"));
+  EXPECT_EQ(r.base, parse_scheme("16a4w_block:32"));
+  EXPECT_EQ(r.seq_mse_candidates, 12);
+  // The file's first entry wins over its second, both over the recipe's own (the head at 8 bits).
+  EXPECT_EQ(r.scheme_for("layers.0.mlp.down_proj.out"), parse_scheme("16a8w"));
+  EXPECT_EQ(r.scheme_for("layers.3.mlp.down_proj.out"), parse_scheme("16a16w"));
+  EXPECT_EQ(r.scheme_for("layers.3.attn.q_proj.out"), parse_scheme("16a4w_block:32"));
+  EXPECT_EQ(r.scheme_for("lm_head.out").weight, QDType::kI8);
+  // Without "recipe" the fallback is the base.
+  const Recipe f = recipe_from_file(write(dir, "f.json", R"({"overrides": ["lm_head\\.out=16a16w"]})"),
+                                    recipe_from_spelling("16a4w"));
+  EXPECT_EQ(f.base, parse_scheme("16a4w"));
+  EXPECT_EQ(f.scheme_for("lm_head.out"), parse_scheme("16a16w"));
+}
+
+TEST(RecipeFile, MalformedFilesNameTheFileAndKey) {
+  testing::TempDir dir;
+  const Recipe base = recipe_from_spelling("16a8w");
+  struct Bad {
+    std::string text, expect;
+  };
+  for (const Bad& b : {Bad{"{not json", "not JSON"}, Bad{R"(["16a8w"])", "JSON object"},
+                       Bad{R"({"recipes": "16a8w"})", "unknown key 'recipes'"},
+                       Bad{R"({"recipe": "16a5w"})", "16a5w"},
+                       Bad{R"({"overrides": "x=16a8w"})", "overrides"},
+                       Bad{R"({"overrides": ["lm_head\\.out"]})", "REGEX=RECIPE"},
+                       Bad{R"({"overrides": ["(=16a8w"]})", "bad regular expression"},
+                       Bad{R"({"seq_mse_candidates": -1})", "seq_mse_candidates"}}) {
+    SCOPED_TRACE(b.text);
+    const auto file = write(dir, "bad.json", b.text);
+    const std::string e = input_error([&] { recipe_from_file(file, base); });
+    EXPECT_NE(e.find(file), std::string::npos) << e;
+    EXPECT_NE(e.find(b.expect), std::string::npos) << e;
+  }
+  EXPECT_NE(input_error([&] { recipe_from_file(dir.file("missing.json"), base); }).find("missing.json"), std::string::npos);
+}
+
+TEST(RecipeOverrides, AUserOverrideMustMatchSomeTensor) {
+  Recipe r = recipe_from_spelling("16a4w");  // its own head/embedding overrides are not checked
+  add_override(r, "layers\\.1\\..*=16a8w");
+  const std::vector<std::string> names{"layers.0.attn.q_proj.out", "layers.1.attn.q_proj.out", "lm_head.out"};
+  EXPECT_NO_THROW(check_overrides_match(r, names));
+  add_override(r, "layers\\.7\\..*=16a8w");
+  const std::string e = input_error([&] { check_overrides_match(r, names); });
+  EXPECT_NE(e.find("--quant_override"), std::string::npos) << e;
+  EXPECT_NE(e.find("layers\\.7\\..*=16a8w"), std::string::npos) << e;
+  EXPECT_NE(e.find("matches no tensor"), std::string::npos) << e;
+}
+
+double weighted_error(const WeightEncoding& e, const std::vector<float>& w, const std::vector<float>& h) {
+  double err = 0.0;
+  for (int64_t r = 0; r < e.rows; ++r)
+    for (int64_t c = 0; c < e.cols; ++c) {
+      const double d = double(e.values[size_t(r * e.cols + c)]) * e.scale(r, c) - w[size_t(r * e.cols + c)];
+      err += h[size_t(c)] * d * d;
+    }
+  return err;
+}
+
+TEST(WeightRangeSearch, LowersTheActivationWeightedError) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 24, cols = 64;
+  std::vector<float> w(static_cast<size_t>(rows * cols)), h(static_cast<size_t>(cols));
+  for (auto& v : w) v = normal(rng) * normal(rng);  // heavy tails: clipping pays
+  // Input energy concentrated on a few columns, as in real activations.
+  for (int64_t c = 0; c < cols; ++c) h[size_t(c)] = c % 16 == 3 ? 50.0f : 0.05f + 0.01f * float(c % 5);
+  for (QDType dtype : {QDType::kI4, QDType::kI8})
+    for (int64_t block : {int64_t{0}, int64_t{32}}) {
+      SCOPED_TRACE(std::string(qdtype_name(dtype)) + " block " + std::to_string(block));
+      const WeightEncoding plain = quantize_weight("w", w.data(), rows, cols, dtype, block);
+      const WeightEncoding searched = quantize_weight("w", w.data(), rows, cols, dtype, block, {h.data(), 16});
+      const double a = weighted_error(plain, w, h), b = weighted_error(searched, w, h);
+      EXPECT_LT(b, a);
+      if (dtype == QDType::kI4) {
+        EXPECT_LT(b, 0.9 * a);
+      }
+      // Scales only shrink from max|w| / qmax: the search never widens the grid.
+      const int64_t width = block > 0 ? block : cols, blocks = cols / width;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t b = 0; b < blocks; ++b) {
+          float amax = 0.0f;
+          for (int64_t i = 0; i < width; ++i) amax = std::max(amax, std::fabs(w[size_t(r * cols + b * width + i)]));
+          EXPECT_LE(searched.scales[size_t(r * blocks + b)], amax / float(qdtype_max(dtype)) * (1 + 1e-6f));
+        }
+    }
+}
+
+}  // namespace
+}  // namespace genai::quant
