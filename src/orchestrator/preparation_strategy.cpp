@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/model.h"
+#include "model/residual_rotation.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/model_lookup.h"
@@ -45,6 +46,10 @@ class ModelPreparation final : public ModelPreparationStrategy {
     const ResolvedModel rm =
         resolve_model(name, model->config, checkpoint, model->chat_format, model->tokenizer->kind());
     model->chat_format = rm.chat_format;
+    if (o.get_optional_string("rotation").value_or("none") == "hadamard") {
+      rotate_residual_stream(*model);
+      notes["rotation"] = "hadamard";
+    }
 
     ModelPreparationOutputConfig out;
     out.model = model;

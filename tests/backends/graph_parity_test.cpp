@@ -12,6 +12,7 @@
 #include "backends/lower/kv_fusion.h"
 #include "backends/payload/payload_format.h"
 #include "kernels/kernel_mode.h"
+#include "model/residual_rotation.h"
 
 namespace genai::backends_testing {
 namespace {
@@ -188,6 +189,25 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
     const auto q = quantize(model, "16a8w", graph::ModelMode::kHybrid);
     expect_hybrid_codes_match(q);
   }
+}
+
+// The techniques of a 4-bit recipe that holds change numbers, not programs: a model whose residual
+// stream was rotated (its norms folded, an untied head) quantized with the weight range search
+// and a per-layer override lowers to codes equal to the QDQ reference's in both kernel modes.
+TEST(QuantizedParityVariants, RotationRangeSearchAndOverridesAreExact) {
+  auto rotated = std::make_shared<Model>(*block_friendly_model(17, /*tied=*/true));
+  rotate_residual_stream(*rotated);
+  quant::QuantizeOptions o;
+  o.mode = graph::ModelMode::kHybrid;
+  o.max_context_len = 32;
+  o.prefill_ar_len = 8;
+  o.recipe = quant::recipe_from_spelling("16a4w_block:32");
+  o.recipe.seq_mse_candidates = 8;
+  quant::add_override(o.recipe, "layers\\.1\\..*=16a8w");
+  o.calibration.context_len = 32;
+  o.calibration.max_windows = 2;
+  const auto q = quant::quantize_model(rotated, o);
+  expect_hybrid_codes_match(q);
 }
 
 // Sliding layers past their window (the windowed mask: a gathered constant table added to the
