@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/progress.h"
 
 namespace genai::quant {
 
@@ -260,10 +261,14 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
   check_complete(g, set.activations);
 
   // Weights: linear ops first, so a tied table takes the output head's scheme.
+  int64_t weight_ops = 0;
+  for (const auto& op : g.ops()) weight_ops += op.kind == OpKind::kLinear || op.kind == OpKind::kGather;
+  ProgressBar bar(recipe.seq_mse_candidates > 0 ? "weights (range search)" : "weights", weight_ops);
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& op : g.ops()) {
       const bool linear = op.kind == OpKind::kLinear, gather = op.kind == OpKind::kGather;
       if ((pass == 0 && !linear) || (pass == 1 && !gather)) continue;
+      bar.advance();
       const ValueId wid = op.operands[linear ? 1 : 0];
       const auto& wv = g.value(wid);
       if (wv.kind != ValueKind::kWeight || set.weights.count(wv.name)) continue;
@@ -288,6 +293,7 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
           quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,
                           linear ? s.block_size : 0, search));
     }
+  bar.finish();
   return set;
 }
 
