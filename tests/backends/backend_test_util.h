@@ -43,17 +43,23 @@ inline std::shared_ptr<const Model> block_friendly_model(uint32_t seed = 11, boo
 }
 
 // calibration: tokens per calibration window (0: the context).
-inline quant::QuantizedModel quantize(std::shared_ptr<const Model> model, const std::string& recipe,
+inline quant::QuantizedModel quantize(std::shared_ptr<const Model> model, const quant::Recipe& recipe,
                                       graph::ModelMode mode, int64_t context = 32, int64_t prefill = 8,
                                       int64_t calibration = 0) {
   quant::QuantizeOptions o;
   o.mode = mode;
   o.max_context_len = context;
   o.prefill_ar_len = prefill;
-  o.recipe = quant::recipe_from_spelling(recipe);
+  o.recipe = recipe;
   o.calibration.context_len = calibration > 0 ? calibration : context;
   o.calibration.max_windows = 2;
   return quant::quantize_model(model, o);
+}
+
+inline quant::QuantizedModel quantize(std::shared_ptr<const Model> model, const std::string& recipe,
+                                      graph::ModelMode mode, int64_t context = 32, int64_t prefill = 8,
+                                      int64_t calibration = 0) {
+  return quantize(std::move(model), quant::recipe_from_spelling(recipe), mode, context, prefill, calibration);
 }
 
 struct Lowered {

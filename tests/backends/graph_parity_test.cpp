@@ -197,17 +197,10 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
 TEST(QuantizedParityVariants, RotationRangeSearchAndOverridesAreExact) {
   auto rotated = std::make_shared<Model>(*block_friendly_model(17, /*tied=*/true));
   rotate_residual_stream(*rotated);
-  quant::QuantizeOptions o;
-  o.mode = graph::ModelMode::kHybrid;
-  o.max_context_len = 32;
-  o.prefill_ar_len = 8;
-  o.recipe = quant::recipe_from_spelling("16a4w_block:32");
-  o.recipe.seq_mse_candidates = 8;
-  quant::add_override(o.recipe, "layers\\.1\\..*=16a8w");
-  o.calibration.context_len = 32;
-  o.calibration.max_windows = 2;
-  const auto q = quant::quantize_model(rotated, o);
-  expect_hybrid_codes_match(q);
+  quant::Recipe recipe = quant::recipe_from_spelling("16a4w_block:32");
+  recipe.seq_mse_candidates = 8;
+  quant::add_override(recipe, "layers\\.1\\..*=16a8w");
+  expect_hybrid_codes_match(quantize(rotated, recipe, graph::ModelMode::kHybrid));
 }
 
 // Sliding layers past their window (the windowed mask: a gathered constant table added to the

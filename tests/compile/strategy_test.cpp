@@ -17,8 +17,9 @@
 #include "graph/random_model.h"
 #include "pte/program_reader.h"
 #include "quant/quantize.h"
-#include "support/file_helpers.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
+#include "support/input_errors.h"
 #include "target/compile_spec.h"
 #include "target/qnn_spec_builder.h"
 #include "options/option_values.h"
@@ -77,16 +78,7 @@ CompileRequest htp_request(const std::string& dir) {
 using genai::testing::dir_entries;
 using genai::testing::read_bytes;
 
-template <typename F>
-std::string input_error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
+using genai::testing::input_error_of;
 
 const pte::TensorValue& io(const pte::Method& m, bool input, size_t i) {
   const auto& idx = input ? m.inputs : m.outputs;

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "model/reference_decoder.h"
 #include "model/residual_rotation.h"
+#include "support/input_errors.h"
 #include "support/random_model.h"
 
 namespace genai {
@@ -42,13 +43,9 @@ TEST(ResidualRotation, EveryBuiltOrderIsOrthogonal) {
 TEST(ResidualRotation, AnOrderWithoutAKnownMatrixIsAnInputError) {
   EXPECT_TRUE(hadamard_factors(100).empty());  // 4 x 25: no Paley order carries 25 within 100
   EXPECT_TRUE(hadamard_factors(6).empty());    // no Hadamard matrix of order 6 exists
-  try {
-    ResidualRotation q(100);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--rotation"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("100"), std::string::npos) << e.what();
-  }
+  const std::string e = testing::input_error_of([] { ResidualRotation q(100); });
+  EXPECT_NE(e.find("--rotation"), std::string::npos) << e;
+  EXPECT_NE(e.find("100"), std::string::npos) << e;
 }
 
 std::vector<float> logits(const Model& m, const std::vector<int32_t>& tokens) {

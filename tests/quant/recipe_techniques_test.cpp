@@ -5,13 +5,13 @@
 
 #include <cmath>
 #include <fstream>
-#include <functional>
 #include <random>
 
 #include "core/error.h"
 #include "quant/encoding.h"
 #include "quant/recipe.h"
 #include "support/cli_runner.h"
+#include "support/input_errors.h"
 
 namespace genai::quant {
 namespace {
@@ -22,15 +22,7 @@ std::string write(const testing::TempDir& dir, const std::string& name, const st
   return path;
 }
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
+using testing::input_error_of;
 
 TEST(RecipeFile, BaseOverridesInOrderAndCandidates) {
   testing::TempDir dir;
@@ -67,11 +59,11 @@ TEST(RecipeFile, MalformedFilesNameTheFileAndKey) {
                        Bad{R"({"seq_mse_candidates": -1})", "seq_mse_candidates"}}) {
     SCOPED_TRACE(b.text);
     const auto file = write(dir, "bad.json", b.text);
-    const std::string e = input_error([&] { recipe_from_file(file, base); });
+    const std::string e = input_error_of([&] { recipe_from_file(file, base); });
     EXPECT_NE(e.find(file), std::string::npos) << e;
     EXPECT_NE(e.find(b.expect), std::string::npos) << e;
   }
-  EXPECT_NE(input_error([&] { recipe_from_file(dir.file("missing.json"), base); }).find("missing.json"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { recipe_from_file(dir.file("missing.json"), base); }).find("missing.json"), std::string::npos);
 }
 
 TEST(RecipeOverrides, AUserOverrideMustMatchSomeTensor) {
@@ -80,7 +72,7 @@ TEST(RecipeOverrides, AUserOverrideMustMatchSomeTensor) {
   const std::vector<std::string> names{"layers.0.attn.q_proj.out", "layers.1.attn.q_proj.out", "lm_head.out"};
   EXPECT_NO_THROW(check_overrides_match(r, names));
   add_override(r, "layers\\.7\\..*=16a8w");
-  const std::string e = input_error([&] { check_overrides_match(r, names); });
+  const std::string e = input_error_of([&] { check_overrides_match(r, names); });
   EXPECT_NE(e.find("--quant_override"), std::string::npos) << e;
   EXPECT_NE(e.find("layers\\.7\\..*=16a8w"), std::string::npos) << e;
   EXPECT_NE(e.find("matches no tensor"), std::string::npos) << e;
