@@ -34,7 +34,7 @@ namespace {
 struct EvalArgs {
   std::string checkpoint, tokenizer_model, calib_range = "minmax", quant_recipe, eval_text, qdq, artifact,
       eval_on = "program", recipe_file, rotation = "none", report;
-  bool per_layer = false;
+  bool per_layer = false, gptq = false;
   std::vector<std::string> overrides, calib_samples, eval_methods;
   int64_t max_context_len = 256, eval_max_tokens = 20480, seq_mse_candidates = 0, calib_len = 128, calib_max_windows = 2, gen_tokens = 32, table_rows = 15;
   int threads = 0;
@@ -62,6 +62,7 @@ void write_report(const EvalArgs& a, const EvalReport& r, double quantize_second
   p.recipe = r.recipe;
   if (a.seq_mse_candidates > 0) p.techniques.push_back(fmt::format("weight range search: {} candidates", a.seq_mse_candidates));
   if (a.rotation != "none") p.techniques.push_back("rotation: " + a.rotation);
+  if (a.gptq) p.techniques.push_back("GPTQ weight rounding");
   if (!a.recipe_file.empty()) p.techniques.push_back("recipe file: " + a.recipe_file);
   if (!a.qdq.empty()) p.techniques.push_back("encodings read from " + a.qdq);
   p.overrides = r.overrides;
@@ -140,6 +141,7 @@ int run(EvalArgs a) {
     settings->seq_mse_candidates = a.seq_mse_candidates;
     settings->recipe_file = a.recipe_file;
     settings->per_layer = a.per_layer;
+    settings->gptq = a.gptq;
     settings->quantize = qo;
     settings->overrides = a.overrides;
   }
@@ -241,6 +243,7 @@ const CommandRegistration kEval{
       sub.add_option("--rotation", a->rotation, "Offline Hadamard rotation of the residual stream: none or hadamard")
           ->check(CLI::IsMember({"none", "hadamard"}))
           ->capture_default_str();
+      sub.add_flag("--gptq", a->gptq, "Quantize linear weights by GPTQ on the calibration inputs");
       sub.add_flag("--per_layer,--per-layer", a->per_layer,
                    "Layer sensitivity: quantize one layer's weights at a time, rank the layers by the logits SQNR "
                    "they cost and propose --quant_override entries for the worst");

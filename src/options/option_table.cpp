@@ -214,6 +214,9 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("seq_mse_candidates", T::kInt, int64_t{0},
                             "Weight range search: scale factors tried per channel/block against the output error (0: off)", P | C),
                         "weight range search")));
+  t.push_back(ours(note(opt("gptq", T::kFlag, false,
+                            "Quantize linear weights by GPTQ on the calibration inputs (error compensation across columns)", P | C),
+                        "GPTQ weight rounding")));
   t.push_back(ours(note(choices(opt("rotation", T::kString, std::string("none"),
                                     "Offline Hadamard rotation of the residual stream, merged into the weights", P | C),
                                 {"none", "hadamard"}),

@@ -24,6 +24,7 @@ struct QuantizationSettings {
   std::vector<std::string> overrides;
   int64_t seq_mse_candidates = 0;  // the weight range search (quant::Recipe::seq_mse_candidates)
   std::string recipe_file;         // --quant_recipe_file (empty: none)
+  bool gptq = false;               // GPTQ weight rounding (quant::Recipe::gptq)
   bool per_layer = false;          // run the layer sensitivity analysis (`genai eval --per_layer`)
   // Evaluate these encodings (of kv_forward) and quantize nothing.
   std::shared_ptr<const quant::EncodingSet> encodings;

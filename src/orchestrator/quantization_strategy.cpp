@@ -150,6 +150,7 @@ class Quantization final : public QuantizationStrategy {
       if (!settings_->recipe_file.empty()) qo.recipe = quant::recipe_from_file(settings_->recipe_file, qo.recipe);
       for (const auto& spec : settings_->overrides) quant::add_override(qo.recipe, spec);
       if (settings_->seq_mse_candidates > 0) qo.recipe.seq_mse_candidates = settings_->seq_mse_candidates;
+      if (settings_->gptq) qo.recipe.gptq = true;
     } else {
       const graph::DecoderGraphOptions go = decoder_graph_options(o);
       qo.mode = go.mode;
@@ -165,6 +166,7 @@ class Quantization final : public QuantizationStrategy {
       if (o.get_int("seq_mse_candidates") < 0)
         throw_input_error("--seq_mse_candidates must be >= 0, got {}", o.get_int("seq_mse_candidates"));
       if (o.get_int("seq_mse_candidates") > 0) qo.recipe.seq_mse_candidates = o.get_int("seq_mse_candidates");
+      if (o.get_flag("gptq")) qo.recipe.gptq = true;
       qo.calibration = calibration_options(o);
     }
     qo.windows = *in.calibration_data;  // prepared with these calibration settings

@@ -84,7 +84,8 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
   return windows;
 }
 
-RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>>& windows, RangeMethod method) {
+RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>>& windows, RangeMethod method,
+                   bool gram) {
   const auto* tok_in = g.find_input("tokens");
   const auto* mask_in = g.find_input("atten_mask");
   if (!tok_in || !mask_in || !g.find_input("input_pos"))
@@ -115,6 +116,7 @@ RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>
         if (linear_input[static_cast<size_t>(&v - g.values().data())] && t.rank() >= 1) {
           const int64_t cols = t.dim(t.rank() - 1);
           r.add_columns(t.data<float>(), t.numel() / cols, cols);
+          if (gram) r.add_gram(t.data<float>(), t.numel() / cols, cols);
         }
       }
       else ranges[v.name].add_to_histogram(t.data<float>(), t.numel());

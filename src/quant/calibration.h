@@ -37,7 +37,8 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
 // Runs every window through `calibration_graph` (inputs tokens, atten_mask (causal), input_pos)
 // and returns the min/max of every float op result (plus histograms for kMse: a second pass),
 // with a progress bar.
+// With `gram`, the inputs of linear ops also get their Gram matrices (GPTQ).
 RangeMap calibrate(const graph::Graph& calibration_graph, const std::vector<std::vector<int32_t>>& windows,
-                   RangeMethod method = RangeMethod::kMinMax);
+                   RangeMethod method = RangeMethod::kMinMax, bool gram = false);
 
 }  // namespace genai::quant

@@ -183,6 +183,36 @@ float searched_scale(const float* w, const float* h, int64_t n, float base, int6
 
 }  // namespace
 
+float weight_scale(const float* w, int64_t n, QDType dtype, const float* importance, int64_t candidates) {
+  const float qmin = static_cast<float>(qdtype_min(dtype)), qmax = static_cast<float>(qdtype_max(dtype));
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(w[i]));
+  if (!(amax > 0.0f)) return 1.0f;
+  const float scale = amax / qmax;
+  if (importance && candidates > 0) return searched_scale(w, importance, n, scale, candidates, qmin, qmax);
+  // 4-bit grids are coarse enough that shrinking the scale below max|w| / qmax (clipping the
+  // largest values, using -8 too) lowers the block's squared error; search a few shrinks.
+  if (qdtype_bits(dtype) > 4) return scale;
+  float best = -1.0f, best_scale = scale;
+  for (int k = 0; k <= 10; ++k) {
+    const float s = scale * (1.0f - 0.03f * static_cast<float>(k));
+    const float err = weighted_error(w, nullptr, n, s, qmin, qmax);
+    if (best < 0.0f || err < best) {
+      best = err;
+      best_scale = s;
+    }
+  }
+  return best_scale;
+}
+
+void check_weight_format(const std::string& name, int64_t cols, QDType dtype, int64_t block_size) {
+  if (dtype != QDType::kI4 && dtype != QDType::kI8 && dtype != QDType::kI16)
+    throw_failure("quant: weight {} dtype {} (weights are int4, int8, int16 or float16)", name, qdtype_name(dtype));
+  if (block_size < 0 || (block_size > 0 && cols % block_size != 0))
+    throw_input_error("quant: weight {} has {} input columns, not a multiple of the block size {}", name, cols,
+                      block_size);
+}
+
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
                                int64_t block_size, const WeightSearch& ws) {
   WeightEncoding e;
@@ -190,55 +220,23 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
   e.rows = rows;
   e.cols = cols;
   if (dtype == QDType::kF16) return e;
-  if (dtype != QDType::kI4 && dtype != QDType::kI8 && dtype != QDType::kI16)
-    throw_failure("quant: weight {} dtype {} (weights are int4, int8, int16 or float16)", name, qdtype_name(dtype));
-  if (block_size < 0 || (block_size > 0 && cols % block_size != 0))
-    throw_input_error("quant: weight {} has {} input columns, not a multiple of the block size {}", name, cols,
-                      block_size);
+  check_weight_format(name, cols, dtype, block_size);
   e.block_size = block_size;
   const int64_t nb = e.blocks(), width = block_size > 0 ? block_size : cols;
-  const int64_t qmin = qdtype_min(dtype), qmax = qdtype_max(dtype);
+  const float qmin = static_cast<float>(qdtype_min(dtype)), qmax = static_cast<float>(qdtype_max(dtype));
   e.scales.resize(static_cast<size_t>(rows * nb));
   e.values.resize(static_cast<size_t>(rows * cols));
-  // 4-bit grids are coarse enough that shrinking the scale below max|w| / qmax (clipping the
-  // largest values, using -8 too) lowers the block's squared error; search a few shrinks.
-  const bool search = qdtype_bits(dtype) <= 4;
-  const bool weighted = ws.importance != nullptr && ws.candidates > 0;
   ThreadPool::global().parallel_for(
       rows,
       [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r)
           for (int64_t b = 0; b < nb; ++b) {
             const float* src = w + r * cols + b * width;
-            float amax = 0.0f;
-            for (int64_t i = 0; i < width; ++i) amax = std::max(amax, std::fabs(src[i]));
-            float scale = amax > 0.0f ? amax / static_cast<float>(qmax) : 1.0f;
-            if (weighted && amax > 0.0f) {
-              scale = searched_scale(src, ws.importance + b * width, width, scale, ws.candidates, static_cast<float>(qmin),
-                                     static_cast<float>(qmax));
-            } else if (search && amax > 0.0f) {
-              float best = -1.0f, best_scale = scale;
-              for (int k = 0; k <= 10; ++k) {
-                const float s = scale * (1.0f - 0.03f * static_cast<float>(k));
-                float err = 0.0f;
-                for (int64_t i = 0; i < width; ++i) {
-                  const float q = requantize(src[i] / s, static_cast<float>(qmin), static_cast<float>(qmax));
-                  const float d = q * s - src[i];
-                  err += d * d;
-                }
-                if (best < 0.0f || err < best) {
-                  best = err;
-                  best_scale = s;
-                }
-              }
-              scale = best_scale;
-            }
+            const float scale =
+                weight_scale(src, width, dtype, ws.importance ? ws.importance + b * width : nullptr, ws.candidates);
             e.scales[static_cast<size_t>(r * nb + b)] = scale;
             int16_t* dst = e.values.data() + r * cols + b * width;
-            for (int64_t i = 0; i < width; ++i) {
-              const float q = requantize(src[i] / scale, static_cast<float>(qmin), static_cast<float>(qmax));
-              dst[i] = static_cast<int16_t>(q);
-            }
+            for (int64_t i = 0; i < width; ++i) dst[i] = static_cast<int16_t>(requantize(src[i] / scale, qmin, qmax));
           }
       },
       16);

@@ -89,6 +89,13 @@ struct WeightSearch {
   int64_t candidates = 0;             // N
 };
 
+// The scale of one channel's (block's) n weights: max|w| / qmax, the WeightSearch's choice when
+// `importance` and candidates are given, else for 4-bit weights the shrink (1, 0.97, ..., 0.70)
+// of least squared weight error; 1 for all-zero weights.
+float weight_scale(const float* w, int64_t n, QDType dtype, const float* importance = nullptr, int64_t candidates = 0);
+// InputError naming `name` when block_size does not divide cols; Failure for a non-integer dtype.
+void check_weight_format(const std::string& name, int64_t cols, QDType dtype, int64_t block_size);
+
 // Quantizes `w` ([rows, cols] float32). InputError naming `name` when block_size does not
 // divide cols; dtype must be int4, int8, int16 or float16.
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,

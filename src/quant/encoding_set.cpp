@@ -13,6 +13,9 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/thread_pool.h"
+#include "kernels/float_arith.h"
+#include "quant/gptq.h"
 
 namespace genai::quant {
 
@@ -36,6 +39,21 @@ void Range::add_columns(const float* data, int64_t rows, int64_t cols) {
       if (std::isfinite(v)) column_squares[static_cast<size_t>(c)] += v * v;
     }
   column_rows += rows;
+}
+
+void Range::add_gram(const float* data, int64_t rows, int64_t cols) {
+  if (gram.empty()) gram.assign(static_cast<size_t>(cols * cols), 0.0f);
+  std::vector<float> t(static_cast<size_t>(rows * cols));  // columns as rows: contiguous dot products
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[static_cast<size_t>(c * rows + r)] = data[r * cols + c];
+  ThreadPool::global().parallel_for(
+      cols,
+      [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = 0; j <= i; ++j)
+            gram[static_cast<size_t>(i * cols + j)] += kernels::dot8_f32(t.data() + i * rows, t.data() + j * rows, rows);
+      },
+      8);
 }
 
 void Range::add(const float* data, int64_t n) {
@@ -263,7 +281,9 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
   // Weights: linear ops first, so a tied table takes the output head's scheme.
   int64_t weight_ops = 0;
   for (const auto& op : g.ops()) weight_ops += op.kind == OpKind::kLinear || op.kind == OpKind::kGather;
-  ProgressBar bar(recipe.seq_mse_candidates > 0 ? "weights (range search)" : "weights", weight_ops);
+  ProgressBar bar(recipe.gptq ? "weights (GPTQ)" : recipe.seq_mse_candidates > 0 ? "weights (range search)" : "weights",
+                  weight_ops);
+  std::map<std::string, std::shared_ptr<const GptqFactor>> gptq_factors;  // by input: q/k/v share one
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& op : g.ops()) {
       const bool linear = op.kind == OpKind::kLinear, gather = op.kind == OpKind::kGather;
@@ -288,6 +308,25 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
           search.importance = importance.data();
           search.candidates = recipe.seq_mse_candidates;
         }
+      }
+      if (linear && recipe.gptq && !fp) {
+        const auto in = ranges.find(g.value(op.operands[0]).name);
+        if (in == ranges.end() || static_cast<int64_t>(in->second.gram.size()) != t.dim(1) * t.dim(1))
+          throw_failure("quant: GPTQ for {}: its input {} has no calibration statistics", wv.name,
+                        g.value(op.operands[0]).name);
+        auto& factor = gptq_factors[in->first];
+        if (!factor) {
+          const int64_t n = t.dim(1);
+          std::vector<double> gram(static_cast<size_t>(n * n));
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j <= i; ++j)
+              gram[static_cast<size_t>(i * n + j)] = gram[static_cast<size_t>(j * n + i)] =
+                  in->second.gram[static_cast<size_t>(i * n + j)];
+          factor = std::make_shared<const GptqFactor>(gptq_factor(gram, in->second.column_rows, n));
+        }
+        set.weights[wv.name] = std::make_shared<const WeightEncoding>(gptq_quantize(
+            wv.name, f.data<float>(), t.dim(0), t.dim(1), s.weight, s.block_size, *factor, recipe.seq_mse_candidates));
+        continue;
       }
       set.weights[wv.name] = std::make_shared<const WeightEncoding>(
           quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,

@@ -34,8 +34,11 @@ struct Range {
   // over `column_rows` rows, what the weight range search weighs a weight's error by.
   std::vector<double> column_squares;
   int64_t column_rows = 0;
+  // With GPTQ: the lower triangle of X^T X [cols, cols] over the same rows (float sums).
+  std::vector<float> gram;
   void add(const float* data, int64_t n);
   void add_columns(const float* data, int64_t rows, int64_t cols);
+  void add_gram(const float* data, int64_t rows, int64_t cols);
   void add_to_histogram(const float* data, int64_t n);
 };
 enum class RangeMethod { kMinMax, kMse };

@@ -70,7 +70,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   if (!q.recipe.is_float()) {
     const auto windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
     log::info("calibrating {} on {} window(s) of {} tokens", q.recipe.name, windows.size(), co.context_len);
-    q.ranges = calibrate(*calib, windows, co.range_method);
+    q.ranges = calibrate(*calib, windows, co.range_method, q.recipe.gptq);
   }
   const auto source = std::make_shared<const EncodingSet>(derive_encodings(*calib, q.ranges, q.recipe));
   // kv_forward from the calibration graph, prefill_forward from kv_forward (as upstream).

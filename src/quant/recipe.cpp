@@ -180,10 +180,11 @@ Recipe recipe_from_file(const std::filesystem::path& file, const Recipe& fallbac
   } catch (const nlohmann::json::exception& e) {
     throw_input_error("{}: not JSON: {}", where, e.what());
   }
-  if (!j.is_object()) throw_input_error("{}: expected a JSON object with keys recipe, overrides, seq_mse_candidates", where);
+  if (!j.is_object())
+    throw_input_error("{}: expected a JSON object with keys recipe, overrides, seq_mse_candidates, gptq", where);
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "recipe" && it.key() != "overrides" && it.key() != "seq_mse_candidates")
-      throw_input_error("{}: unknown key '{}' (valid: recipe, overrides, seq_mse_candidates)", where, it.key());
+    if (it.key() != "recipe" && it.key() != "overrides" && it.key() != "seq_mse_candidates" && it.key() != "gptq")
+      throw_input_error("{}: unknown key '{}' (valid: recipe, overrides, seq_mse_candidates, gptq)", where, it.key());
   Recipe r = fallback;
   if (j.contains("recipe")) {
     if (!j["recipe"].is_string()) throw_input_error("{}: \"recipe\" must be a string such as \"16a4w_block:32\"", where);
@@ -195,6 +196,10 @@ Recipe recipe_from_file(const std::filesystem::path& file, const Recipe& fallbac
     if (!n.is_number_integer() || n.get<int64_t>() < 0)
       throw_input_error("{}: \"seq_mse_candidates\" must be a whole number >= 0", where);
     r.seq_mse_candidates = n.get<int64_t>();
+  }
+  if (j.contains("gptq")) {
+    if (!j["gptq"].is_boolean()) throw_input_error("{}: \"gptq\" must be true or false", where);
+    r.gptq = j["gptq"].get<bool>();
   }
   if (j.contains("overrides")) {
     const auto& list = j["overrides"];

@@ -44,6 +44,8 @@ struct Recipe {
   QDType kv = QDType::kU16;         // KV cache I/O (k_out/v_out and the cache inputs)
   // Weight range search (quant/encoding.h WeightSearch) with this many candidates; 0: off.
   int64_t seq_mse_candidates = 0;
+  // Linear weights by GPTQ (quant/gptq.h) on the calibration inputs' Gram matrices.
+  bool gptq = false;
   bool is_float() const { return base.act == QDType::kF16; }
   // Scheme for the op result `tensor_name` (overrides, then base).
   Scheme scheme_for(const std::string& tensor_name) const;
@@ -72,7 +74,7 @@ Recipe fit_recipe_to_model(const Recipe& recipe, const ModelConfig& config);
 void add_override(Recipe& recipe, std::string_view spec, std::string_view option = "--quant_override");
 
 // A recipe file (--quant_recipe_file), JSON: {"recipe": "16a4w_block:32", "overrides":
-// ["REGEX=RECIPE", ...], "seq_mse_candidates": N}, every key optional; overrides keep the
+// ["REGEX=RECIPE", ...], "seq_mse_candidates": N, "gptq": true}, every key optional; overrides keep the
 // file's order (first match wins) ahead of the recipe's own. Without "recipe", `fallback` (the
 // --quant_recipe or model default) is the base. InputError naming the file and the key for
 // anything malformed or unknown.

@@ -193,14 +193,18 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
 
 // The techniques of a 4-bit recipe that holds change numbers, not programs: a model whose residual
 // stream was rotated (its norms folded, an untied head) quantized with the weight range search
-// and a per-layer override lowers to codes equal to the QDQ reference's in both kernel modes.
-TEST(QuantizedParityVariants, RotationRangeSearchAndOverridesAreExact) {
+// and a per-layer override, and a model quantized by GPTQ, lower to codes equal to the QDQ
+// reference's in both kernel modes.
+TEST(QuantizedParityVariants, RotationRangeSearchOverridesAndGptqAreExact) {
   auto rotated = std::make_shared<Model>(*block_friendly_model(17, /*tied=*/true));
   rotate_residual_stream(*rotated);
   quant::Recipe recipe = quant::recipe_from_spelling("16a4w_block:32");
   recipe.seq_mse_candidates = 8;
   quant::add_override(recipe, "layers\\.1\\..*=16a8w");
   expect_hybrid_codes_match(quantize(rotated, recipe, graph::ModelMode::kHybrid));
+  quant::Recipe gptq = quant::recipe_from_spelling("16a4w");
+  gptq.gptq = true;
+  expect_hybrid_codes_match(quantize(block_friendly_model(19), gptq, graph::ModelMode::kHybrid));
 }
 
 // Sliding layers past their window (the windowed mask: a gathered constant table added to the

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "quant/encoding.h"
+#include "quant/gptq.h"
 #include "quant/recipe.h"
 #include "support/cli_runner.h"
 #include "support/input_errors.h"
@@ -27,11 +28,12 @@ using testing::input_error_of;
 TEST(RecipeFile, BaseOverridesInOrderAndCandidates) {
   testing::TempDir dir;
   const auto file = write(dir, "r.json",
-                          R"({"recipe": "16a4w_block:32", "seq_mse_candidates": 12,
+                          R"({"recipe": "16a4w_block:32", "seq_mse_candidates": 12, "gptq": true,
                               "overrides": ["layers\\.0\\..*=16a8w", "layers\\..*\\.mlp\\.down_proj\\.out=16a16w"]})");
   const Recipe r = recipe_from_file(file, recipe_from_spelling("16a8w"));
   EXPECT_EQ(r.base, parse_scheme("16a4w_block:32"));
   EXPECT_EQ(r.seq_mse_candidates, 12);
+  EXPECT_TRUE(r.gptq);
   // The file's first entry wins over its second, both over the recipe's own (the head at 8 bits).
   EXPECT_EQ(r.scheme_for("layers.0.mlp.down_proj.out"), parse_scheme("16a8w"));
   EXPECT_EQ(r.scheme_for("layers.3.mlp.down_proj.out"), parse_scheme("16a16w"));
@@ -56,7 +58,8 @@ TEST(RecipeFile, MalformedFilesNameTheFileAndKey) {
                        Bad{R"({"overrides": "x=16a8w"})", "overrides"},
                        Bad{R"({"overrides": ["lm_head\\.out"]})", "REGEX=RECIPE"},
                        Bad{R"({"overrides": ["(=16a8w"]})", "bad regular expression"},
-                       Bad{R"({"seq_mse_candidates": -1})", "seq_mse_candidates"}}) {
+                       Bad{R"({"seq_mse_candidates": -1})", "seq_mse_candidates"},
+                       Bad{R"({"gptq": 1})", "gptq"}}) {
     SCOPED_TRACE(b.text);
     const auto file = write(dir, "bad.json", b.text);
     const std::string e = input_error_of([&] { recipe_from_file(file, base); });
@@ -114,6 +117,54 @@ TEST(WeightRangeSearch, LowersTheActivationWeightedError) {
           for (int64_t i = 0; i < width; ++i) amax = std::max(amax, std::fabs(w[size_t(r * cols + b * width + i)]));
           EXPECT_LE(searched.scales[size_t(r * blocks + b)], amax / float(qdtype_max(dtype)) * (1 + 1e-6f));
         }
+    }
+}
+
+}  // namespace
+}  // namespace genai::quant
+
+namespace genai::quant {
+namespace {
+
+// ||X (W - Q)^T||^2 for X [n, cols], W and Q [rows, cols].
+double output_error(const std::vector<float>& x, int64_t n, const std::vector<float>& w, const WeightEncoding& q) {
+  const std::vector<float> dq = dequantize_weight(q, w.data());
+  double err = 0.0;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t r = 0; r < q.rows; ++r) {
+      double y = 0.0;
+      for (int64_t c = 0; c < q.cols; ++c)
+        y += double(x[size_t(t * q.cols + c)]) * (w[size_t(r * q.cols + c)] - dq[size_t(r * q.cols + c)]);
+      err += y * y;
+    }
+  return err;
+}
+
+TEST(Gptq, LowersTheOutputErrorOfCorrelatedInputs) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 16, cols = 64, n = 512;
+  // Inputs with correlated columns (a few shared factors) and one dead column.
+  std::vector<float> x(static_cast<size_t>(n * cols)), w(static_cast<size_t>(rows * cols));
+  for (int64_t t = 0; t < n; ++t) {
+    const float f0 = normal(rng), f1 = normal(rng);
+    for (int64_t c = 0; c < cols; ++c)
+      x[size_t(t * cols + c)] = c == 5 ? 0.0f : (c % 2 ? f0 : f1) * (1.0f + 0.05f * float(c)) + 0.3f * normal(rng);
+  }
+  for (auto& v : w) v = normal(rng);
+  std::vector<double> gram(static_cast<size_t>(cols * cols), 0.0);
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < cols; ++j) gram[size_t(i * cols + j)] += double(x[size_t(t * cols + i)]) * x[size_t(t * cols + j)];
+  const GptqFactor f = gptq_factor(gram, n, cols);
+  EXPECT_TRUE(f.dead[5]);
+  for (QDType dtype : {QDType::kI4, QDType::kI8})
+    for (int64_t block : {int64_t{0}, int64_t{16}}) {
+      SCOPED_TRACE(std::string(qdtype_name(dtype)) + " block " + std::to_string(block));
+      const WeightEncoding rtn = quantize_weight("w", w.data(), rows, cols, dtype, block);
+      const WeightEncoding gptq = gptq_quantize("w", w.data(), rows, cols, dtype, block, f);
+      const double a = output_error(x, n, w, rtn), b = output_error(x, n, w, gptq);
+      EXPECT_LT(b, 0.7 * a) << "GPTQ " << b << " against rounding " << a;
     }
 }
 
