@@ -1,6 +1,7 @@
 // The techniques of a 4-bit recipe: recipe files (their overrides in order, bad files named),
-// user overrides that must name some tensor, and the weight range search, which must lower the
-// activation-weighted error it minimises and leave weights without statistics alone.
+// user overrides that must name some tensor, the weight range search (it must lower the
+// activation-weighted error it minimises), GPTQ (it must lower the output error on correlated
+// inputs) and the overrides the sensitivity analysis proposes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "llm/quant_evaluation.h"
 #include "quant/encoding.h"
 #include "quant/gptq.h"
 #include "quant/recipe.h"
@@ -170,3 +172,27 @@ TEST(Gptq, LowersTheOutputErrorOfCorrelatedInputs) {
 
 }  // namespace
 }  // namespace genai::quant
+
+namespace genai {
+namespace {
+
+TEST(LayerSensitivity, ProposesTheLayersFarBelowTheMedianAtMostAQuarter) {
+  // Worst first, as layer_sensitivity returns them; median 24 dB.
+  const std::vector<TensorSqnr> rows{{"layers.11", 12.0}, {"layers.3", 18.0}, {"layers.29", 20.5},
+                                     {"layers.1", 22.0},  {"layers.2", 24.0}, {"layers.4", 24.5},
+                                     {"layers.5", 25.0},  {"lm_head", 40.0}};
+  // Below 21 dB: layers 11, 3 and 29, but a quarter of 8 is 2.
+  EXPECT_EQ(propose_overrides(rows, "16a8w"),
+            (std::vector<std::string>{"layers\\.11\\..*=16a8w", "layers\\.3\\..*=16a8w"}));
+  EXPECT_EQ(propose_overrides(rows, "16a16w", 7.0), (std::vector<std::string>{"layers\\.11\\..*=16a16w"}));
+  EXPECT_TRUE(propose_overrides(rows, "16a8w", 20.0).empty());
+  EXPECT_TRUE(propose_overrides({}, "16a8w").empty());
+  // Every proposal is a valid override.
+  quant::Recipe r = quant::recipe_from_spelling("16a4w");
+  for (const auto& spec : propose_overrides(rows, "16a8w")) quant::add_override(r, spec);
+  EXPECT_EQ(r.scheme_for("layers.11.mlp.down_proj.out"), quant::parse_scheme("16a8w"));
+  EXPECT_EQ(r.scheme_for("layers.1.mlp.down_proj.out"), quant::parse_scheme("16a4w"));
+}
+
+}  // namespace
+}  // namespace genai
