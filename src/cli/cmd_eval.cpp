@@ -33,7 +33,7 @@ namespace {
 
 struct EvalArgs {
   std::string checkpoint, tokenizer_model, calib_range = "minmax", quant_recipe, eval_text, qdq, artifact,
-      eval_on = "program", recipe_file, rotation = "none", report;
+      eval_on = "program", recipe_file, rotation = "none", report, embedding_quantize;
   bool per_layer = false, gptq = false;
   std::vector<std::string> overrides, calib_samples, eval_methods;
   int64_t max_context_len = 256, eval_max_tokens = 20480, seq_mse_candidates = 0, calib_len = 128, calib_max_windows = 2, gen_tokens = 32, table_rows = 15;
@@ -63,6 +63,7 @@ void write_report(const EvalArgs& a, const EvalReport& r, double quantize_second
   if (a.seq_mse_candidates > 0) p.techniques.push_back(fmt::format("weight range search: {} candidates", a.seq_mse_candidates));
   if (a.rotation != "none") p.techniques.push_back("rotation: " + a.rotation);
   if (a.gptq) p.techniques.push_back("GPTQ weight rounding");
+  if (!a.embedding_quantize.empty()) p.techniques.push_back("embedding table: " + a.embedding_quantize);
   if (!a.recipe_file.empty()) p.techniques.push_back("recipe file: " + a.recipe_file);
   if (!a.qdq.empty()) p.techniques.push_back("encodings read from " + a.qdq);
   p.overrides = r.overrides;
@@ -157,6 +158,7 @@ int run(EvalArgs a) {
   if (!a.tokenizer_model.empty()) values.set("tokenizer_model", a.tokenizer_model);
   if (!a.artifact.empty()) values.set("artifact", a.artifact);
   values.set("rotation", a.rotation);
+  if (!a.embedding_quantize.empty()) values.set("embedding_quantize", a.embedding_quantize);
   orchestrator::SkipPlan skip;
   for (auto stage : {pipeline::kStageCompilation, pipeline::kStageInference}) skip.emplace(std::string(stage), "genai eval");
   const orchestrator::PipelineRun run = orchestrator::pipeline_run_from_options(values, skip);
@@ -243,6 +245,8 @@ const CommandRegistration kEval{
       sub.add_option("--rotation", a->rotation, "Offline Hadamard rotation of the residual stream: none or hadamard")
           ->check(CLI::IsMember({"none", "hadamard"}))
           ->capture_default_str();
+      sub.add_option("-E,--embedding_quantize,--embedding-quantize", a->embedding_quantize,
+                     "The embedding table at 'bits,group' (bits 4 or 8; group 0: per row), e.g. 4,32");
       sub.add_flag("--gptq", a->gptq, "Quantize linear weights by GPTQ on the calibration inputs");
       sub.add_flag("--per_layer,--per-layer", a->per_layer,
                    "Layer sensitivity: quantize one layer's weights at a time, rank the layers by the logits SQNR "

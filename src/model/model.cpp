@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/log.h"
 #include "formats/gguf_file.h"
@@ -56,6 +58,16 @@ Model load_model(const std::filesystem::path& checkpoint, const LoadOptions& opt
              checkpoint_format_name(m.format), architecture_name(m.config.arch), m.config.dim, m.config.n_layers,
              m.config.n_heads, m.config.n_kv_heads, m.config.ffn_dim, m.config.vocab_size);
   return m;
+}
+
+void untie_output_head(Model& model) {
+  if (!model.config.tied_embeddings) return;
+  const Tensor& table = model.weights.get(weight_names::embed_tokens());
+  const Tensor f = table.to_f32();
+  Tensor head = Tensor::zeros(DType::kF32, f.shape());
+  std::copy(f.data<float>(), f.data<float>() + f.numel(), head.mutable_data<float>());
+  model.weights.add(weight_names::lm_head(), std::move(head));
+  model.config.tied_embeddings = false;
 }
 
 }  // namespace genai

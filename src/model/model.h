@@ -34,4 +34,8 @@ struct LoadOptions {
 // Bad input throws InputError naming the file and the key or tensor.
 Model load_model(const std::filesystem::path& checkpoint, const LoadOptions& options = {});
 
+// A tied model gets its own output head (a copy of the embedding table as lm_head.weight), so the
+// two can be quantized differently (-E/--embedding_quantize). No-op for an untied model.
+void untie_output_head(Model& model);
+
 }  // namespace genai

@@ -38,8 +38,10 @@ void check_attention_sink(const OptionValue& v) {
   }
 }
 void check_embedding_quantize(const OptionValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v); s && !two_positive_ints(*s)) {
-    throw_input_error("--embedding_quantize (-E) '{}' must be 'bits,group_size' (two positive integers)", *s);
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    const auto comma = s->find(',');
+    const bool ok = comma != std::string::npos && (two_positive_ints(*s) || s->substr(comma + 1) == "0");
+    if (!ok) throw_input_error("--embedding_quantize (-E) '{}' must be 'bits,group_size' (e.g. 4,32; group 0: per row)", *s);
   }
 }
 
@@ -157,9 +159,9 @@ std::vector<OptionSpec> make_table() {
   t.push_back(note(opt("max_context_len", T::kInt, None, "Context length CL (default: max_seq_len)", ALL), "KV cache length"));
   t.push_back(note(opt("max_seq_len", T::kInt, int64_t{512}, "Maximum tokens (prompt + generated)", ALL), "generation limit"));
   t.push_back(note(opt("prefill_ar_len", T::kInt, int64_t{32}, "AR length of the prefill graph", ALL), "prefill graph width"));
-  t.push_back(checked(ignored(alias(opt("embedding_quantize", T::kString, None, "'bits,group': CPU embedding fallback (int64 tokens)", P | C), "E",
-                                    "embedding-quantize"),
-                              "the embedding stays in the delegated graph"),
+  t.push_back(checked(note(alias(opt("embedding_quantize", T::kString, None, "'bits,group': CPU embedding fallback (int64 tokens)", P | C), "E",
+                                 "embedding-quantize"),
+                           "the embedding table at bits 4 or 8 per group (0: per row), in the delegated graph"),
                       check_embedding_quantize));
   t.push_back(note(opt("ngram", T::kInt, int64_t{5}, "Lookahead n-gram size", ALL), "lookahead decoding"));
   t.push_back(note(opt("window", T::kInt, int64_t{8}, "Lookahead window", ALL), "lookahead decoding"));

@@ -50,6 +50,8 @@ class ModelPreparation final : public ModelPreparationStrategy {
       rotate_residual_stream(*model);
       notes["rotation"] = "hadamard";
     }
+    // -E quantizes the token table on its own: a tied head keeps the recipe's scheme.
+    if (o.has_value("embedding_quantize")) untie_output_head(*model);
 
     ModelPreparationOutputConfig out;
     out.model = model;

@@ -169,6 +169,7 @@ class Quantization final : public QuantizationStrategy {
       if (o.get_flag("gptq")) qo.recipe.gptq = true;
       qo.calibration = calibration_options(o);
     }
+    if (o.has_value("embedding_quantize")) quant::set_embedding_quantization(qo.recipe, o.get_string("embedding_quantize"));
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     return qo;
   }

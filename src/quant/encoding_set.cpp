@@ -15,6 +15,7 @@
 #include "core/progress.h"
 #include "core/thread_pool.h"
 #include "kernels/float_arith.h"
+#include "model/weights.h"
 #include "quant/gptq.h"
 
 namespace genai::quant {
@@ -292,7 +293,8 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
       const ValueId wid = op.operands[linear ? 1 : 0];
       const auto& wv = g.value(wid);
       if (wv.kind != ValueKind::kWeight || set.weights.count(wv.name)) continue;
-      const Scheme s = recipe.scheme_for(g.value(op.result).name);
+      const bool token_table = gather && wv.name == weight_names::embed_tokens() && recipe.embedding_table;
+      const Scheme s = token_table ? *recipe.embedding_table : recipe.scheme_for(g.value(op.result).name);
       const Tensor& t = g.weights()->get(wv.name);
       if (t.rank() != 2) throw_failure("quant: weight {} is not 2-D", wv.name);
       const Tensor f = t.to_f32();
@@ -330,7 +332,7 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
       }
       set.weights[wv.name] = std::make_shared<const WeightEncoding>(
           quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,
-                          linear ? s.block_size : 0, search));
+                          linear || token_table ? s.block_size : 0, search));
     }
   bar.finish();
   return set;

@@ -170,6 +170,22 @@ void add_override(Recipe& recipe, std::string_view spec, std::string_view option
   recipe.overrides.insert(recipe.overrides.begin(), {pattern, scheme, std::string(option)});
 }
 
+void set_embedding_quantization(Recipe& recipe, std::string_view spec, std::string_view option) {
+  const std::string s(spec);
+  const auto comma = s.find(',');
+  auto number = [&](const std::string& t) -> int64_t {
+    if (t.empty() || t.size() > 6 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw_input_error("{}: '{}' is not 'bits,group' (e.g. '4,32'; group 0: one scale per row)", option, s);
+    return std::stoll(t);
+  };
+  if (comma == std::string::npos) number("");
+  const int64_t bits = number(s.substr(0, comma)), group = number(s.substr(comma + 1));
+  if (bits != 4 && bits != 8)
+    throw_input_error("{}: {}-bit embedding tables are not supported (valid bit widths: 4, 8)", option, bits);
+  if (recipe.is_float()) throw_input_error("{} quantizes the embedding table of an integer recipe, not of fp16", option);
+  recipe.embedding_table = Scheme{recipe.base.act, bits == 4 ? QDType::kI4 : QDType::kI8, group};
+}
+
 Recipe recipe_from_file(const std::filesystem::path& file, const Recipe& fallback) {
   const std::string where = "--quant_recipe_file " + file.string();
   std::ifstream in(file, std::ios::binary);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,9 @@ struct Recipe {
   int64_t seq_mse_candidates = 0;
   // Linear weights by GPTQ (quant/gptq.h) on the calibration inputs' Gram matrices.
   bool gptq = false;
+  // -E/--embedding_quantize: the token embedding table's weight type and group (0: per row);
+  // unset: the scheme of embed.out, per row.
+  std::optional<Scheme> embedding_table;
   bool is_float() const { return base.act == QDType::kF16; }
   // Scheme for the op result `tensor_name` (overrides, then base).
   Scheme scheme_for(const std::string& tensor_name) const;
@@ -72,6 +76,11 @@ Recipe fit_recipe_to_model(const Recipe& recipe, const ModelConfig& config);
 // Adds "regex=scheme" overrides (e.g. "layers\.0\..*=16a8w"); InputError naming `option` on a
 // bad regex or scheme.
 void add_override(Recipe& recipe, std::string_view spec, std::string_view option = "--quant_override");
+
+// -E/--embedding_quantize "bits,group" (upstream's spelling): the embedding table (the gather of
+// embed.out) at int4 or int8, symmetric, one scale per row (group 0) or per group of `group`
+// columns. InputError naming `option` for other bit widths, a malformed spec or a float recipe.
+void set_embedding_quantization(Recipe& recipe, std::string_view spec, std::string_view option = "--embedding_quantize");
 
 // A recipe file (--quant_recipe_file), JSON: {"recipe": "16a4w_block:32", "overrides":
 // ["REGEX=RECIPE", ...], "seq_mse_candidates": N, "gptq": true}, every key optional; overrides keep the

@@ -193,9 +193,9 @@ TEST(QuantizedParityVariants, EveryFamilyFeature) {
 
 // The techniques of a 4-bit recipe that holds change numbers, not programs: a model whose residual
 // stream was rotated (its norms folded, an untied head) quantized with the weight range search
-// and a per-layer override, and a model quantized by GPTQ, lower to codes equal to the QDQ
-// reference's in both kernel modes.
-TEST(QuantizedParityVariants, RotationRangeSearchOverridesAndGptqAreExact) {
+// and a per-layer override, a model quantized by GPTQ, and a 4-bit grouped embedding table
+// (-E 4,32) lower to codes equal to the QDQ reference's in both kernel modes.
+TEST(QuantizedParityVariants, RotationRangeSearchOverridesGptqAndEmbeddingTablesAreExact) {
   auto rotated = std::make_shared<Model>(*block_friendly_model(17, /*tied=*/true));
   rotate_residual_stream(*rotated);
   quant::Recipe recipe = quant::recipe_from_spelling("16a4w_block:32");
@@ -205,6 +205,16 @@ TEST(QuantizedParityVariants, RotationRangeSearchOverridesAndGptqAreExact) {
   quant::Recipe gptq = quant::recipe_from_spelling("16a4w");
   gptq.gptq = true;
   expect_hybrid_codes_match(quantize(block_friendly_model(19), gptq, graph::ModelMode::kHybrid));
+  // -E 4,32: the token table at int4 in groups of 32, the tied head untied at its own scheme.
+  auto untied = std::make_shared<Model>(*block_friendly_model(23, /*tied=*/true));
+  untie_output_head(*untied);
+  quant::Recipe embedding = quant::recipe_from_spelling("16a8w");
+  quant::set_embedding_quantization(embedding, "4,32");
+  const auto q = quantize(untied, embedding, graph::ModelMode::kHybrid);
+  const auto& table = *q.encodings.at("kv_forward")->weights.at(weight_names::embed_tokens());
+  EXPECT_EQ(table.dtype, quant::QDType::kI4);
+  EXPECT_EQ(table.block_size, 32);
+  expect_hybrid_codes_match(q);
 }
 
 // Sliding layers past their window (the windowed mask: a gathered constant table added to the

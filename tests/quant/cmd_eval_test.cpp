@@ -128,6 +128,12 @@ TEST_F(CmdEval, BadRecipeInputNamesIt) {
   EXPECT_NE(r.err.find("'override'"), std::string::npos) << r.err;
   r = run_genai({"eval", "--checkpoint", checkpoint_, "--rotation", "givens"});
   EXPECT_EQ(r.exit_code, 2);
+  r = run_genai({"eval", "--checkpoint", checkpoint_, "-E", "2,32"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("valid bit widths: 4, 8"), std::string::npos) << r.err;
+  r = run_genai({"eval", "--checkpoint", checkpoint_, "-E", "4,7", "--eval_max_tokens", "96"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("model.embed_tokens.weight"), std::string::npos) << r.err;
   r = run_genai({"eval", "--checkpoint", checkpoint_, "--eval_text", dir_.file("absent.txt")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("absent.txt"), std::string::npos) << r.err;

@@ -196,3 +196,24 @@ TEST(LayerSensitivity, ProposesTheLayersFarBelowTheMedianAtMostAQuarter) {
 
 }  // namespace
 }  // namespace genai
+
+namespace genai::quant {
+namespace {
+
+TEST(EmbeddingQuantize, UpstreamSpellingSetsTheTokenTableScheme) {
+  Recipe r = recipe_from_spelling("16a8w");
+  set_embedding_quantization(r, "4,32");
+  ASSERT_TRUE(r.embedding_table);
+  EXPECT_EQ(*r.embedding_table, (Scheme{QDType::kU16, QDType::kI4, 32}));
+  set_embedding_quantization(r, "8,0");
+  EXPECT_EQ(*r.embedding_table, (Scheme{QDType::kU16, QDType::kI8, 0}));
+  for (const char* bad : {"2,32", "4", "4,x", ",32", "16,0"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_NE(input_error_of([&] { set_embedding_quantization(r, bad); }).find("--embedding_quantize"), std::string::npos);
+  }
+  Recipe fp = recipe_from_spelling("fp16");
+  EXPECT_NE(input_error_of([&] { set_embedding_quantization(fp, "8,0"); }).find("fp16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace genai::quant
