@@ -138,13 +138,8 @@ int run(EvalArgs a) {
     qo.calibration.max_windows = a.calib_max_windows;
     qo.calibration.range_method = quant::range_method_from_name(a.calib_range);
     for (const auto& f : a.calib_samples) qo.calibration.sample_files.emplace_back(f);
-    if (a.seq_mse_candidates < 0) throw_input_error("--seq_mse_candidates must be >= 0, got {}", a.seq_mse_candidates);
-    settings->seq_mse_candidates = a.seq_mse_candidates;
-    settings->recipe_file = a.recipe_file;
     settings->per_layer = a.per_layer;
-    settings->gptq = a.gptq;
     settings->quantize = qo;
-    settings->overrides = a.overrides;
   }
   EvalReport r;
   double quantize_seconds = 0.0;
@@ -158,6 +153,11 @@ int run(EvalArgs a) {
   if (!a.tokenizer_model.empty()) values.set("tokenizer_model", a.tokenizer_model);
   if (!a.artifact.empty()) values.set("artifact", a.artifact);
   values.set("rotation", a.rotation);
+  // The recipe's refinements, read by the quantization stage as on every path.
+  if (!a.overrides.empty()) values.set("quant_override", a.overrides);
+  if (!a.recipe_file.empty()) values.set("quant_recipe_file", a.recipe_file);
+  values.set("seq_mse_candidates", a.seq_mse_candidates);
+  values.set("gptq", a.gptq);
   if (!a.embedding_quantize.empty()) values.set("embedding_quantize", a.embedding_quantize);
   orchestrator::SkipPlan skip;
   for (auto stage : {pipeline::kStageCompilation, pipeline::kStageInference}) skip.emplace(std::string(stage), "genai eval");

@@ -58,6 +58,13 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::f32_copy() const {
+  if (dtype_ != DType::kF32) return to_f32();  // converted: already its own storage
+  Tensor out = Tensor::zeros(DType::kF32, shape_);
+  if (nbytes() > 0) std::memcpy(out.mutable_raw(), data_, nbytes());
+  return out;
+}
+
 Tensor Tensor::to_f32() const {
   if (dtype_ == DType::kF32) return *this;
   Tensor out = Tensor::zeros(DType::kF32, shape_);

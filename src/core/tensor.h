@@ -47,6 +47,9 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   // float32 copy (or the same tensor when already float32).
   Tensor to_f32() const;
+  // An owned, writable float32 copy that never shares storage (loaded weights may be read-only
+  // views of their file, and copies of a Tensor share its storage).
+  Tensor f32_copy() const;
 
  private:
   DType dtype_ = DType::kF32;

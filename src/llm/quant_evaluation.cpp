@@ -65,6 +65,19 @@ double log_softmax_at(std::span<const float> logits, int32_t target) {
 
 namespace {
 
+// sum f^2 and sum (f - q)^2 over float values f and their quantized counterparts q.
+struct SqnrSum {
+  double signal = 0.0, noise = 0.0;
+  void add(const float* f, const float* q, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      const double a = f[i], d = a - q[i];
+      signal += a * a;
+      noise += d * d;
+    }
+  }
+  double db() const { return sqnr_db(signal, noise); }
+};
+
 // Inputs of a full-autoregressive graph over `n` tokens: causal mask, positions 0..n-1.
 struct WindowInputs {
   Tensor tokens, mask, pos;
@@ -95,9 +108,9 @@ struct WindowGraph {
   std::string name = std::string(graph::kCalibration);
   graph::GraphMap graphs;
   std::shared_ptr<const quant::EncodingSet> encodings;
-  WindowGraph(const Model& model, std::shared_ptr<const Model> owner, const quant::EncodingSet& source, int64_t n) {
-    std::shared_ptr<const Weights> weights(std::move(owner), &model.weights);
-    auto g = graph::build_decoder_graph(model.config, weights, name, n, n);
+  WindowGraph(const std::shared_ptr<const Model>& model, const quant::EncodingSet& source, int64_t n) {
+    const std::shared_ptr<const Weights> weights(model, &model->weights);
+    auto g = graph::build_decoder_graph(model->config, weights, name, n, n);
     encodings = std::make_shared<const quant::EncodingSet>(quant::reconcile_encodings(*g, source));
     graphs[name] = std::move(g);
   }
@@ -121,14 +134,9 @@ std::vector<TensorSqnr> tensor_sqnr(const WindowGraph& wg, std::span<const int32
   qe.set_observer([&](const graph::Value& v, const Tensor& t) {
     auto it = stash.find(v.name);
     if (it == stash.end()) return;
-    double s = 0, nz = 0;
-    const float* q = t.data<float>();
-    for (size_t i = 0; i < it->second.size(); ++i) {
-      const double f = it->second[i], d = f - q[i];
-      s += f * f;
-      nz += d * d;
-    }
-    rows.push_back({v.name, sqnr_db(s, nz)});
+    SqnrSum sum;
+    sum.add(it->second.data(), t.data<float>(), it->second.size());
+    rows.push_back({v.name, sum.db()});
     stash.erase(it);
   });
   WindowInputs in(static_cast<int64_t>(ids.size()));
@@ -155,8 +163,7 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
   EvalReport r;
   r.recipe = encodings->recipe;
   if (o.sqnr_eval) {
-    const std::shared_ptr<const Model> owner = model;
-    const WindowGraph wg(*model, owner, *encodings, W);
+    const WindowGraph wg(model, *encodings, W);
     graph::InterpreterExecutor fe(wg.graphs);
     WindowInputs in(W);
     WindowLogits quantized = o.quantized_window;
@@ -166,7 +173,8 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
                                                                {wg.name, wg.encodings}});
       quantized = [&](std::span<const int32_t> window) { return run_window(*qe, wg.name, in, window); };
     }
-    double signal = 0, noise = 0, nll_f = 0, nll_q = 0, float_s = 0, quant_s = 0;
+    SqnrSum logits;
+    double nll_f = 0, nll_q = 0, float_s = 0, quant_s = 0;
     const size_t vocab = static_cast<size_t>(model->config.vocab_size);
     ProgressBar bar("evaluating", n_windows);
     for (int64_t w = 0; w < n_windows; ++w) {
@@ -179,11 +187,7 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
       quant_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
       if (lq.size() != lf.size())
         throw_failure("eval: the quantized window gave {} logits, the float one {}", lq.size(), lf.size());
-      for (size_t k = 0; k < lf.size(); ++k) {
-        const double d = static_cast<double>(lf[k]) - lq[k];
-        signal += static_cast<double>(lf[k]) * lf[k];
-        noise += d * d;
-      }
+      logits.add(lf.data(), lq.data(), lf.size());
       // Position i predicts token i + 1 of the same window.
       for (int64_t i = 0; i + 1 < W; ++i) {
         const std::span<const float> rf(lf.data() + static_cast<size_t>(i) * vocab, vocab);
@@ -199,12 +203,12 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
     log::info("evaluated {} window(s) of {} tokens: float {:.1f} s, quantized {:.1f} s", n_windows, W, float_s, quant_s);
     r.eval_windows = n_windows;
     r.eval_tokens = n_windows * (W - 1);
-    r.sqnr_db = sqnr_db(signal, noise);
+    r.sqnr_db = logits.db();
     r.perplexity_float = std::exp(nll_f / static_cast<double>(r.eval_tokens));
     r.perplexity_quantized = std::exp(nll_q / static_cast<double>(r.eval_tokens));
 
     const int64_t tn = std::clamp<int64_t>(o.tensor_tokens, 2, W);
-    const WindowGraph tg(*model, owner, *encodings, tn);
+    const WindowGraph tg(model, *encodings, tn);
     r.per_tensor = tensor_sqnr(tg, std::span<const int32_t>(ids.data(), static_cast<size_t>(tn)));
     r.per_layer = r.per_tensor;
     std::stable_sort(r.per_layer.begin(), r.per_layer.end(),
@@ -258,13 +262,11 @@ std::vector<TensorSqnr> layer_sensitivity(const Model& model, const quant::Recip
   // Layer unit ("layers.N" / "lm_head") -> its linear ops' (weight, result) names.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> units;
   for (const auto& op : reference->ops()) {
-    if (op.kind != graph::OpKind::kLinear) continue;
+    if (op.kind != graph::OpKind::kLinear || reference->value(op.operands[1]).kind != graph::ValueKind::kWeight) continue;
     const std::string& result = reference->value(op.result).name;
-    const std::string& weight = reference->value(op.operands[1]).name;
-    if (reference->value(op.operands[1]).kind != graph::ValueKind::kWeight) continue;
-    const auto dot = result.find('.', result.rfind("layers.", 0) == 0 ? 7 : 0);
-    const std::string unit = result.rfind("layers.", 0) == 0 ? result.substr(0, dot) : result.substr(0, result.find('.'));
-    units[unit].emplace_back(weight, result);
+    // "layers.N.attn.q_proj.out" -> "layers.N", "lm_head.out" -> "lm_head".
+    const size_t skip = result.starts_with("layers.") ? result.find('.') + 1 : 0;
+    units[result.substr(0, result.find('.', skip))].emplace_back(reference->value(op.operands[1]).name, result);
   }
   WindowInputs in(n);
   auto logits_of = [&](const graph::Graph& g) {
@@ -276,7 +278,7 @@ std::vector<TensorSqnr> layer_sensitivity(const Model& model, const quant::Recip
   std::vector<TensorSqnr> rows;
   ProgressBar bar("layer sensitivity", static_cast<int64_t>(units.size()));
   for (const auto& [unit, linears] : units) {
-    auto w = std::make_shared<Weights>(model.weights);
+    auto w = std::make_shared<Weights>(model.weights);  // shares every tensor but the replaced ones
     bool quantized = false;
     for (const auto& [weight, result] : linears) {
       const quant::Scheme s = recipe.scheme_for(result);
@@ -287,24 +289,15 @@ std::vector<TensorSqnr> layer_sensitivity(const Model& model, const quant::Recip
       const std::vector<float> dq = quant::dequantize_weight(e, f.data<float>());
       Tensor t = Tensor::zeros(DType::kF32, f.shape());
       std::copy(dq.begin(), dq.end(), t.mutable_data<float>());
-      std::map<std::string, Tensor> keep(w->all());
-      keep[weight] = std::move(t);
-      Weights next;
-      next.set_source(w->source());
-      for (auto& [name, tensor] : keep) next.add(name, std::move(tensor));
-      w = std::make_shared<Weights>(std::move(next));
+      w->add(weight, std::move(t));
       quantized = true;
     }
     if (quantized) {
       const auto g = graph::build_decoder_graph(model.config, w, std::string(graph::kCalibration), n, n);
       const std::vector<float> lq = logits_of(*g);
-      double signal = 0, noise = 0;
-      for (size_t k = 0; k < lf.size(); ++k) {
-        const double d = static_cast<double>(lf[k]) - lq[k];
-        signal += static_cast<double>(lf[k]) * lf[k];
-        noise += d * d;
-      }
-      rows.push_back({unit, sqnr_db(signal, noise)});
+      SqnrSum sum;
+      sum.add(lf.data(), lq.data(), lf.size());
+      rows.push_back({unit, sum.db()});
     }
     bar.advance();
   }

@@ -1,7 +1,5 @@
 #include "model/model.h"
 
-#include <algorithm>
-
 #include "core/error.h"
 #include "core/log.h"
 #include "formats/gguf_file.h"
@@ -62,11 +60,7 @@ Model load_model(const std::filesystem::path& checkpoint, const LoadOptions& opt
 
 void untie_output_head(Model& model) {
   if (!model.config.tied_embeddings) return;
-  const Tensor& table = model.weights.get(weight_names::embed_tokens());
-  const Tensor f = table.to_f32();
-  Tensor head = Tensor::zeros(DType::kF32, f.shape());
-  std::copy(f.data<float>(), f.data<float>() + f.numel(), head.mutable_data<float>());
-  model.weights.add(weight_names::lm_head(), std::move(head));
+  model.weights.add(weight_names::lm_head(), model.weights.get(weight_names::embed_tokens()).f32_copy());
   model.config.tied_embeddings = false;
 }
 

@@ -118,14 +118,6 @@ void ResidualRotation::rotate_rows(float* data, int64_t rows) const {
 
 namespace {
 
-// A float32 copy that owns its data (loaded tensors may be read-only views of the file).
-Tensor mutable_copy(const Weights& w, const std::string& name) {
-  const Tensor f = w.get(name).to_f32();
-  Tensor t = Tensor::zeros(DType::kF32, f.shape());
-  std::copy(f.data<float>(), f.data<float>() + f.numel(), t.mutable_data<float>());
-  return t;
-}
-
 // Columns of w [rows, cols] times g (a norm's weight folded into the projection reading it).
 void scale_columns(Tensor& w, const Tensor& g) {
   const int64_t rows = w.dim(0), cols = w.dim(1);
@@ -156,49 +148,44 @@ void rotate_residual_stream(Model& model) {
                       "the projections; supported: llama, qwen2, qwen3, granite, smollm3, phi3, gemma, glm)",
                       architecture_name(c.arch));
   const ResidualRotation q(c.dim);
+  // The head reads the final norm, which is folded into it: a tied head becomes its own table.
+  untie_output_head(model);
   Weights& w = model.weights;
   namespace wn = weight_names;
-  Weights out;
-  out.set_source(w.source());
-  std::map<std::string, Tensor> changed;
+  // Each tensor's new value depends on its old value and on norm weights copied before they are
+  // reset, so the results replace the originals as they are made.
   auto input_side = [&](const std::string& name, const Tensor* norm) {
     if (!w.contains(name)) return;
-    Tensor t = mutable_copy(w, name);
+    Tensor t = w.get(name).f32_copy();
     if (norm) scale_columns(t, *norm);
     q.rotate_rows(t.mutable_data<float>(), t.dim(0));
-    changed[name] = std::move(t);
+    w.add(name, std::move(t));
   };
   auto output_side = [&](const std::string& name) {
     if (!w.contains(name)) return;
-    Tensor t = mutable_copy(w, name);
+    Tensor t = w.get(name).f32_copy();
     rotate_output_side(t, q);
-    changed[name] = std::move(t);
+    w.add(name, std::move(t));
     const std::string bias = wn::bias_of(name);
     if (w.contains(bias)) {
-      Tensor b = mutable_copy(w, bias);
+      Tensor b = w.get(bias).f32_copy();
       q.rotate_rows(b.mutable_data<float>(), 1);
-      changed[bias] = std::move(b);
+      w.add(bias, std::move(b));
     }
   };
   auto ones_like = [&](const std::string& name) {
-    Tensor t = mutable_copy(w, name);
+    Tensor t = w.get(name).f32_copy();
     std::fill(t.mutable_data<float>(), t.mutable_data<float>() + t.numel(), 1.0f);
-    changed[name] = std::move(t);
+    w.add(name, std::move(t));
   };
 
-  const Tensor final_norm = mutable_copy(w, wn::final_norm());
-  // The head reads the final norm: fold it in, which unties a tied table from the embedding.
-  {
-    Tensor head = mutable_copy(w, c.tied_embeddings ? wn::embed_tokens() : wn::lm_head());
-    scale_columns(head, final_norm);
-    q.rotate_rows(head.mutable_data<float>(), head.dim(0));
-    changed[wn::lm_head()] = std::move(head);
-  }
+  const Tensor final_norm = w.get(wn::final_norm()).f32_copy();
+  input_side(wn::lm_head(), &final_norm);
   input_side(wn::embed_tokens(), nullptr);
   ones_like(wn::final_norm());
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const Tensor attn_norm = mutable_copy(w, wn::layer(l, "input_layernorm.weight"));
-    const Tensor ffn_norm = mutable_copy(w, wn::layer(l, "post_attention_layernorm.weight"));
+    const Tensor attn_norm = w.get(wn::layer(l, "input_layernorm.weight")).f32_copy();
+    const Tensor ffn_norm = w.get(wn::layer(l, "post_attention_layernorm.weight")).f32_copy();
     for (const char* p : {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"})
       input_side(wn::layer(l, p), &attn_norm);
     for (const char* p : {"mlp.gate_proj.weight", "mlp.up_proj.weight"}) input_side(wn::layer(l, p), &ffn_norm);
@@ -207,14 +194,6 @@ void rotate_residual_stream(Model& model) {
     ones_like(wn::layer(l, "input_layernorm.weight"));
     ones_like(wn::layer(l, "post_attention_layernorm.weight"));
   }
-  for (const auto& [name, t] : w.all()) {
-    auto it = changed.find(name);
-    out.add(name, it != changed.end() ? std::move(it->second) : t);
-    if (it != changed.end()) changed.erase(it);
-  }
-  for (auto& [name, t] : changed) out.add(name, std::move(t));  // the untied head
-  w = std::move(out);
-  c.tied_embeddings = false;
 }
 
 }  // namespace genai

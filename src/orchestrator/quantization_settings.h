@@ -20,11 +20,8 @@ struct QuantizationSettings {
   // Replaces what the options say (preparation takes its calibration windows from it). A recipe
   // without a name stands for the model's default recipe.
   std::optional<quant::QuantizeOptions> quantize;
-  // --quant_override REGEX=RECIPE specs, added to that recipe (the default one included).
-  std::vector<std::string> overrides;
-  int64_t seq_mse_candidates = 0;  // the weight range search (quant::Recipe::seq_mse_candidates)
-  std::string recipe_file;         // --quant_recipe_file (empty: none)
-  bool gptq = false;               // GPTQ weight rounding (quant::Recipe::gptq)
+  // The options refining it (--quant_override, --quant_recipe_file, --seq_mse_candidates, --gptq,
+  // -E) come from the option values, as on every path.
   bool per_layer = false;          // run the layer sensitivity analysis (`genai eval --per_layer`)
   // Evaluate these encodings (of kv_forward) and quantize nothing.
   std::shared_ptr<const quant::EncodingSet> encodings;

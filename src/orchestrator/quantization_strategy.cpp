@@ -61,6 +61,20 @@ void describe_quantization(const quant::QuantizedModel& q, EvalReport& r) {
   for (const auto& o : q.recipe.overrides) r.overrides.emplace_back(o.pattern, quant::scheme_name(o.scheme));
 }
 
+// The options that refine a recipe, on every path (`genai eval` passes them as options too): a
+// recipe file, then --quant_override entries ahead of its overrides, the range search, GPTQ and
+// the embedding table.
+void apply_recipe_options(const options::OptionValues& o, quant::Recipe& recipe) {
+  if (const auto file = o.get_optional_string("quant_recipe_file")) recipe = quant::recipe_from_file(*file, recipe);
+  if (o.has_value("quant_override"))
+    for (const auto& spec : o.get_list("quant_override")) quant::add_override(recipe, spec);
+  const int64_t candidates = o.get_int("seq_mse_candidates");
+  if (candidates < 0) throw_input_error("--seq_mse_candidates must be >= 0, got {}", candidates);
+  if (candidates > 0) recipe.seq_mse_candidates = candidates;
+  if (o.get_flag("gptq")) recipe.gptq = true;
+  if (o.has_value("embedding_quantize")) quant::set_embedding_quantization(recipe, o.get_string("embedding_quantize"));
+}
+
 class Quantization final : public QuantizationStrategy {
  public:
   explicit Quantization(std::shared_ptr<const QuantizationSettings> settings) : settings_(std::move(settings)) {}
@@ -147,10 +161,6 @@ class Quantization final : public QuantizationStrategy {
     if (settings_ && settings_->quantize) {
       qo = *settings_->quantize;  // fp16 included: eval measures it like any recipe
       if (qo.recipe.name.empty()) qo.recipe = default_recipe_for(*in.model, "");
-      if (!settings_->recipe_file.empty()) qo.recipe = quant::recipe_from_file(settings_->recipe_file, qo.recipe);
-      for (const auto& spec : settings_->overrides) quant::add_override(qo.recipe, spec);
-      if (settings_->seq_mse_candidates > 0) qo.recipe.seq_mse_candidates = settings_->seq_mse_candidates;
-      if (settings_->gptq) qo.recipe.gptq = true;
     } else {
       const graph::DecoderGraphOptions go = decoder_graph_options(o);
       qo.mode = go.mode;
@@ -160,16 +170,9 @@ class Quantization final : public QuantizationStrategy {
                                   : default_recipe_for(*in.model, o.get_optional_string("decoder_model").value_or(""));
       if (qo.recipe.is_float())
         throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
-      if (const auto file = o.get_optional_string("quant_recipe_file")) qo.recipe = quant::recipe_from_file(*file, qo.recipe);
-      if (o.has_value("quant_override"))
-        for (const auto& spec : o.get_list("quant_override")) quant::add_override(qo.recipe, spec);
-      if (o.get_int("seq_mse_candidates") < 0)
-        throw_input_error("--seq_mse_candidates must be >= 0, got {}", o.get_int("seq_mse_candidates"));
-      if (o.get_int("seq_mse_candidates") > 0) qo.recipe.seq_mse_candidates = o.get_int("seq_mse_candidates");
-      if (o.get_flag("gptq")) qo.recipe.gptq = true;
       qo.calibration = calibration_options(o);
     }
-    if (o.has_value("embedding_quantize")) quant::set_embedding_quantization(qo.recipe, o.get_string("embedding_quantize"));
+    apply_recipe_options(o, qo.recipe);
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     return qo;
   }
