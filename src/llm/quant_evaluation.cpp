@@ -53,18 +53,6 @@ double sqnr_db(double signal, double noise) {
 
 namespace {
 
-double log_softmax_at(std::span<const float> logits, int32_t target) {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (float v : logits) mx = std::max(mx, static_cast<double>(v));
-  double sum = 0.0;
-  for (float v : logits) sum += std::exp(static_cast<double>(v) - mx);
-  return static_cast<double>(logits[static_cast<size_t>(target)]) - mx - std::log(sum);
-}
-
-}  // namespace
-
-namespace {
-
 // sum f^2 and sum (f - q)^2 over float values f and their quantized counterparts q.
 struct SqnrSum {
   double signal = 0.0, noise = 0.0;
@@ -173,46 +161,29 @@ EvalReport evaluate_quantization(std::shared_ptr<const Model> model, std::shared
                                                                {wg.name, wg.encodings}});
       quantized = [&](std::span<const int32_t> window) { return run_window(*qe, wg.name, in, window); };
     }
-    SqnrSum logits;
-    double nll_f = 0, nll_q = 0, float_s = 0, quant_s = 0;
-    const size_t vocab = static_cast<size_t>(model->config.vocab_size);
-    ProgressBar bar("evaluating", n_windows);
-    for (int64_t w = 0; w < n_windows; ++w) {
-      const std::span<const int32_t> window(ids.data() + w * W, static_cast<size_t>(W));
-      const auto tw = std::chrono::steady_clock::now();
-      const std::vector<float> lf = run_window(fe, wg.name, in, window);
-      const auto tf = std::chrono::steady_clock::now();
-      const std::vector<float> lq = quantized(window);
-      float_s += std::chrono::duration<double>(tf - tw).count();
-      quant_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - tf).count();
-      if (lq.size() != lf.size())
-        throw_failure("eval: the quantized window gave {} logits, the float one {}", lq.size(), lf.size());
-      logits.add(lf.data(), lq.data(), lf.size());
-      // Position i predicts token i + 1 of the same window.
-      for (int64_t i = 0; i + 1 < W; ++i) {
-        const std::span<const float> rf(lf.data() + static_cast<size_t>(i) * vocab, vocab);
-        const std::span<const float> rq(lq.data() + static_cast<size_t>(i) * vocab, vocab);
-        const int32_t next = window[static_cast<size_t>(i + 1)];
-        nll_f -= log_softmax_at(rf, next);
-        nll_q -= log_softmax_at(rq, next);
-        if (argmax(rf) == argmax(rq)) ++r.top1_agreed;
-      }
-      bar.advance();
-    }
-    bar.finish();
-    log::info("evaluated {} window(s) of {} tokens: float {:.1f} s, quantized {:.1f} s", n_windows, W, float_s, quant_s);
-    r.eval_windows = n_windows;
-    r.eval_tokens = n_windows * (W - 1);
-    r.sqnr_db = logits.db();
-    r.perplexity_float = std::exp(nll_f / static_cast<double>(r.eval_tokens));
-    r.perplexity_quantized = std::exp(nll_q / static_cast<double>(r.eval_tokens));
+    std::vector<std::span<const int32_t>> windows;
+    for (int64_t w = 0; w < n_windows; ++w) windows.emplace_back(ids.data() + w * W, static_cast<size_t>(W));
+    const LogitsSource sources[] = {
+        {"float", [&](std::span<const int32_t> window) { return run_window(fe, wg.name, in, window); }},
+        {"quantized", quantized}};
+    const WindowComparison c = compare_windows(windows, model->config.vocab_size, sources);
+    log::info("evaluated {} window(s) of {} tokens: float {:.1f} s, quantized {:.1f} s", n_windows, W,
+              c.sources[0].seconds, c.sources[1].seconds);
+    r.eval_windows = c.windows;
+    r.eval_tokens = c.predicted_tokens;
+    r.sqnr_db = c.sources[1].sqnr_db;
+    r.top1_agreed = c.sources[1].top1_agreed;
+    r.perplexity_float = c.sources[0].perplexity;
+    r.perplexity_quantized = c.sources[1].perplexity;
 
-    const int64_t tn = std::clamp<int64_t>(o.tensor_tokens, 2, W);
-    const WindowGraph tg(model, *encodings, tn);
-    r.per_tensor = tensor_sqnr(tg, std::span<const int32_t>(ids.data(), static_cast<size_t>(tn)));
-    r.per_layer = r.per_tensor;
-    std::stable_sort(r.per_layer.begin(), r.per_layer.end(),
-                     [](const TensorSqnr& a, const TensorSqnr& b) { return a.sqnr_db < b.sqnr_db; });
+    if (o.tensor_tokens > 0) {
+      const int64_t tn = std::clamp<int64_t>(o.tensor_tokens, 2, W);
+      const WindowGraph tg(model, *encodings, tn);
+      r.per_tensor = tensor_sqnr(tg, std::span<const int32_t>(ids.data(), static_cast<size_t>(tn)));
+      r.per_layer = r.per_tensor;
+      std::stable_sort(r.per_layer.begin(), r.per_layer.end(),
+                       [](const TensorSqnr& a, const TensorSqnr& b) { return a.sqnr_db < b.sqnr_db; });
+    }
   }
 
   const int64_t CL = o.max_context_len;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "llm/window_comparison.h"
 #include "model/model.h"
 #include "quant/encoding_set.h"
 #include "quant/recipe.h"
@@ -28,15 +29,12 @@ const std::string& default_eval_text();
 const std::string& default_eval_text_file();
 const std::string& default_eval_text_package();
 
-// Logits [tokens.size(), vocab] of one window, teacher-forced from position 0.
-using WindowLogits = std::function<std::vector<float>(std::span<const int32_t> tokens)>;
-
 struct EvalOptions {
   std::string text;              // empty: default_eval_text()
   int64_t max_context_len = 256;  // window length (a shorter text is one shorter window)
   int64_t max_tokens = 0;        // tokens of the text used, whole windows (0: all)
   bool sqnr_eval = true;         // teacher-forced SQNR / perplexity / per-tensor table
-  int64_t tensor_tokens = 64;    // the per-tensor table's window: the first tokens of the text
+  int64_t tensor_tokens = 64;    // the per-tensor table's window: the first tokens of the text (0: no table)
   // The quantized side of each window; empty: the QDQ reference (exact, slow) on the
   // full-autoregressive graph. A compiled program of the same encodings gives the same logits.
   WindowLogits quantized_window;
