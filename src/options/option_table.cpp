@@ -175,9 +175,17 @@ std::vector<OptionSpec> make_table() {
                       "multimodal encoders are not built natively"));
   t.push_back(note(choices(opt("eval_methods", T::kStringList, Strings{"prompt_eval"}, "Evaluations to run", P | R),
                            {"prompt_eval", "tasks_eval", "sqnr_eval"}),
-                   "prompt_eval and sqnr_eval natively"));
-  t.push_back(ignored(opt("eval_tasks", T::kStringList, None, "lm-eval tasks", P | R), "no lm-eval harness"));
-  t.push_back(ignored(opt("eval_limit", T::kInt, int64_t{1}, "lm-eval task limit", P | R), "no lm-eval harness"));
+                   "prompt_eval: the generation; tasks_eval: perplexity of float, QDQ and program over local "
+                   "texts; sqnr_eval: logits SQNR of the prompt tokens against float"));
+  t.push_back(note(opt("eval_tasks", T::kStringList, None,
+                       "tasks_eval texts: text files or built-in names (opticks: Newton's Opticks, installed by "
+                       "scripts/install_deps.sh; the default)",
+                       P | R),
+                   "tasks_eval texts: files or built-in names (opticks, the default: Newton's Opticks); local, not "
+                   "lm-eval tasks from the hub"));
+  t.push_back(note(opt("eval_limit", T::kInt, int64_t{1},
+                       "tasks_eval: windows per task, each as long as the programs' context (--max_context_len)", P | R),
+                   "tasks_eval windows per task, each as long as the programs' context (upstream: documents)"));
   t.push_back(ignored(opt("eval_num_fewshot", T::kInt, None, "lm-eval few-shot count", P | R), "no lm-eval harness"));
   t.push_back(ignored(opt("calib_tasks", T::kStringList, None, "lm-eval calibration tasks", P | C), "no lm-eval harness"));
   t.push_back(ignored(opt("calib_limit", T::kInt, int64_t{1}, "lm-eval calibration limit", P | C), "no lm-eval harness"));

@@ -1,6 +1,7 @@
 #include "orchestrator/builtin_strategies.h"
 
 #include "backends/register_builtin.h"
+#include "orchestrator/inference_evaluation.h"
 
 namespace genai::orchestrator {
 
@@ -13,8 +14,9 @@ void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrate
   registry.add<CompilationStrategy>(engine, [] { return make_compilation_strategy(); });
   TextSink on_text = options.on_text;
   GenerationObserver on_generation = options.on_generation;
-  registry.add<InferenceStrategy>(engine,
-                                  [on_text, on_generation] { return make_inference_strategy(on_text, on_generation); });
+  // --eval_methods tasks_eval / sqnr_eval run in the inference stage, after the generation.
+  registry.add<InferenceStrategy>(
+      engine, [on_text, on_generation] { return with_evaluation(make_inference_strategy(on_text, on_generation)); });
 }
 
 }  // namespace genai::orchestrator

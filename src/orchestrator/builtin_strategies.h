@@ -5,7 +5,8 @@
 //   compilation        compile::compile_artifacts (float graphs when quantization was skipped)
 //   inference          the compiled programs on the host runtime (make_compiled_session), or without
 //                      programs the prepared float model (reference forward / --model_mode graphs),
-//                      + generate
+//                      + generate; then --eval_methods tasks_eval / sqnr_eval
+//                      (inference_evaluation.h)
 #pragma once
 
 #include <functional>

@@ -158,6 +158,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.prompt = context.prompt();
     in.inference_options = options;
     in.chat_template = result.preparation.chat_template;
+    in.quantized_graphs = result.quantization.bundles;
     StageRecord& r = record();
     in.artifact_paths = result.compilation.artifact_paths;
     if (!compilation_ && options.has_value("pte")) {

@@ -23,6 +23,29 @@ double number_or(const nlohmann::json& j, const char* key, double fallback = 0.0
 
 std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
+std::string figure(const nlohmann::json& j, const char* key, const char* unit = "") {
+  return j.contains(key) && j[key].is_number() ? fmt::format("{:.3f}{}", j[key].get<double>(), unit) : std::string("n/a");
+}
+
+// The inference stage's --eval_methods tasks_eval / sqnr_eval (orchestrator/inference_evaluation.h).
+std::string evaluation_text(const nlohmann::json& infer) {
+  if (!infer.contains("eval") || !infer["eval"].is_object()) return "";
+  const auto& e = infer["eval"];
+  std::string out;
+  if (e.contains("tasks_eval"))
+    for (const auto& [task, t] : e["tasks_eval"].items())
+      out += fmt::format("tasks_eval {}: {} window(s) of {} tokens; perplexity float {}, QDQ {}, program {}\n", task,
+                         t.value("windows", int64_t{0}), t.value("window_tokens", int64_t{0}),
+                         figure(t, "perplexity_float"), figure(t, "perplexity_qdq"), figure(t, "perplexity_program"));
+  if (e.contains("sqnr_eval")) {
+    const auto& s = e["sqnr_eval"];
+    out += fmt::format("sqnr_eval: logits SQNR vs float over {} prompt token(s): QDQ {}, program {}\n",
+                       s.value("prompt_tokens", int64_t{0}), figure(s, "sqnr_db_qdq", " dB"),
+                       figure(s, "sqnr_db_program", " dB"));
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json pipeline_report_json(const PipelineResult& r) {
@@ -50,7 +73,12 @@ nlohmann::json pipeline_report_json(const PipelineResult& r) {
   nlohmann::json eval = nlohmann::json::object();
   const auto& quant = notes_of(r, kStageQuantization);
   if (quant.contains("eval") && quant["eval"].is_object()) eval = quant["eval"];
-  for (const auto& [k, v] : r.inference.eval_results) eval[k] = v;
+  const auto& infer_notes = notes_of(r, kStageInference);
+  if (infer_notes.contains("eval") && infer_notes["eval"].is_object()) {
+    for (const auto& [k, v] : infer_notes["eval"].items()) eval[k] = v;  // tasks_eval, sqnr_eval
+  } else {
+    for (const auto& [k, v] : r.inference.eval_results) eval[k] = v;
+  }
   j["eval"] = std::move(eval);
   return j;
 }
@@ -91,6 +119,7 @@ std::string pipeline_report_text(const PipelineResult& r) {
                          number_or(e, "perplexity_quantized"));
     out += "\n";
   }
+  out += evaluation_text(notes_of(r, kStageInference));
   if (!r.inference.inference_results.empty()) {
     for (const auto& t : r.inference.inference_results) out += fmt::format("text: {}\n", t);
     const auto& infer = notes_of(r, kStageInference);

@@ -3,7 +3,8 @@
 //    "memory": {"planned_bytes", "lower_bound_bytes"}, "text", "tokens", "stats", "eval"}
 // Stage notes follow a few conventions the report reads: any stage's "summary" (one line shown
 // next to its time), compilation's "planned_bytes"/"lower_bound_bytes", quantization's "eval"
-// (SQNR and perplexity against float), inference's "stats" (generation_json's stats object).
+// (SQNR and perplexity against float), inference's "stats" (generation_json's stats object) and
+// "eval" (--eval_methods tasks_eval / sqnr_eval, merged into "eval" next to quantization's).
 #pragma once
 
 #include <string>

@@ -1,5 +1,7 @@
 #include "orchestrator/stage_plan.h"
 
+#include <algorithm>
+
 #include "pipeline/stage_names.h"
 
 namespace genai::orchestrator {
@@ -14,9 +16,19 @@ SkipPlan plan_skipped_stages(const options::OptionValues& v) {
   if (v.has_value("skip_stages")) {
     for (const auto& s : v.get_list("skip_stages")) plan.emplace(s, "--skip_stages");
   }
+  // Programs of an earlier run evaluated against the float model (--eval_methods tasks_eval or
+  // sqnr_eval with --checkpoint): model_preparation prepares it.
+  bool evaluates = false;
+  if (v.has_value("eval_methods")) {
+    const auto& m = v.get_list("eval_methods");
+    const auto asks = [&m](const char* method) { return std::find(m.begin(), m.end(), method) != m.end(); };
+    evaluates = asks("tasks_eval") || asks("sqnr_eval");
+  }
+  const bool float_for_eval = evaluates && v.has_value("checkpoint");
   for (const char* prebuilt : {"pre_gen_pte", "pte"}) {
     if (!v.has_value(prebuilt)) continue;
     for (auto s : {pipeline::kStageModelPreparation, pipeline::kStageQuantization, pipeline::kStageCompilation}) {
+      if (float_for_eval && s == pipeline::kStageModelPreparation) continue;
       plan.emplace(std::string(s), std::string("--") + prebuilt);
     }
   }

@@ -1,7 +1,9 @@
 // Which stages a run skips, and why, from its options (as upstream's llama.py decides):
 //   --skip_stages S...       the named stages
-//   --pre_gen_pte DIR        everything but inference (programs of an earlier run)
-//   --pte FILE               everything but inference (a lone program, no manifest)
+//   --pre_gen_pte DIR        everything but inference (programs of an earlier run); with
+//                            --checkpoint and --eval_methods tasks_eval|sqnr_eval,
+//                            model_preparation runs too (the float side of the evaluation)
+//   --pte FILE               the same for a lone program (no manifest)
 //   --compile_only           inference
 //   --use_fp16, --backend gpu, --quant_recipe fp16
 //                            quantization: compilation then takes the float graphs

@@ -99,6 +99,9 @@ struct InferenceInputConfig {
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.
   std::optional<std::string> chat_template;
+  // This run's quantized graphs (empty when quantization did not run): the QDQ reference of
+  // --eval_methods tasks_eval / sqnr_eval.
+  GraphBundles quantized_graphs;
   // Needs the text decoder artifact (or the prepared model) and a prompt: ConfigValidationError
   // otherwise.
   void check_ready() const;
