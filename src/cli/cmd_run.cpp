@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <unistd.h>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +53,7 @@ struct RunArgs {
   bool skip_push = false;
   std::optional<int64_t> seed_given;
   bool budget_given = false;  // --max_new_tokens or --max_seq_len set
+  bool chat = false;          // --chat: turns from stdin
 
   static RunArgs from(const options::OptionValues& v, const std::string& runner_binary) {
     options::validate(v);
@@ -79,10 +84,14 @@ struct RunArgs {
     } else if (v.has_value("device")) {
       throw_input_error("--device runs compiled programs: give -a/--artifact DIR");
     }
-    if (!v.has_value("prompt")) throw_input_error("genai run needs --prompt");
+    a.chat = v.get_flag("chat");
+    if (a.chat && v.get_flag("json"))
+      throw_input_error("--chat streams each answer to the terminal; --json prints one result: give one of them");
+    if (a.chat && v.has_value("device")) throw_input_error("--chat runs on this machine; --device runs one prompt list on a phone");
+    if (!v.has_value("prompt") && !a.chat) throw_input_error("genai run needs --prompt (or --chat: prompts from stdin)");
     a.checkpoint = v.get_optional_string("checkpoint").value_or("");
     a.tokenizer_path = options::tokenizer_file_option(v).value_or("");
-    a.prompts = v.get_list("prompt");
+    if (v.has_value("prompt")) a.prompts = v.get_list("prompt");
     a.system_prompt = v.get_string("system_prompt");
     // Without --max_new_tokens a turn may generate up to --max_seq_len tokens (upstream's seq_len
     // bound); the context length stops it earlier when full.
@@ -103,8 +112,18 @@ struct RunArgs {
     if (a.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", a.max_new_tokens);
     if (!a.artifact_dir.empty() || !a.lone_program.empty()) {
       const char* given = a.lone_program.empty() ? "-a" : "--pte";
-      for (const char* fixed : {"model_mode", "max_context_len", "prefill_ar_len", "checkpoint"})
+      for (const char* fixed : {"max_context_len", "prefill_ar_len"})
         if (v.was_set(fixed)) log::warn("--{} has no effect with {}: the compiled programs fix it", fixed, given);
+      // --model_mode picks the decoding on compiled programs: lookahead (its decode graph must hold
+      // the tree) or plain; the graphs themselves are fixed.
+      if (v.was_set("model_mode") && v.get_string("model_mode") == "kv")
+        log::warn("--model_mode kv with {}: the compiled programs fix the graphs; decoding is plain", given);
+      // The checkpoint serves only the float and QDQ sides of --eval_methods tasks_eval / sqnr_eval.
+      const auto methods = v.get_list("eval_methods");
+      const bool compares = std::any_of(methods.begin(), methods.end(),
+                                        [](const std::string& m) { return m == "tasks_eval" || m == "sqnr_eval"; });
+      if (v.was_set("checkpoint") && !compares)
+        log::warn("--checkpoint has no effect with {} unless --eval_methods names tasks_eval or sqnr_eval", given);
     } else if (!v.was_set("model_mode") && (v.was_set("max_context_len") || v.was_set("prefill_ar_len"))) {
       // (With --model_mode the inference stage runs the checkpoint's static graphs of that shape.)
       throw_input_error("--max_context_len and --prefill_ar_len shape the static graphs: give --model_mode kv|hybrid too");
@@ -115,12 +134,13 @@ struct RunArgs {
 
 // The reply (streamed already unless --json) and the stats, the same for every runner; with
 // compiled programs, --json also says where they came from (`program`: the file, its manifest or
-// null for a lone --pte program, and what the load verified).
-void report(const GenerationResult& result, bool json, const nlohmann::json& program_source) {
+// null for a lone --pte program, and what the load verified); `eval` holds --eval_methods' results.
+void report(const GenerationResult& result, bool json, const nlohmann::json& program_source, const nlohmann::json& eval) {
   const double rss = peak_rss_mb();
   if (json) {
     nlohmann::json j = generation_json(result, rss);
     if (!program_source.is_null()) j["program"] = program_source;
+    if (!eval.is_null()) j["eval"] = eval;
     // A random or badly-behaved model may emit byte tokens that are not valid UTF-8: replace them
     // (U+FFFD) rather than fail after all the work.
     const std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -129,6 +149,24 @@ void report(const GenerationResult& result, bool json, const nlohmann::json& pro
     std::fflush(stdout);  // the reply (ended by the stage's newline) before the stats, on stderr
     log::info("{}", format_stats(result.stats, rss));
   }
+}
+
+// --chat's prompts: one line of stdin each, after a "> " cue when stdin is a terminal; end of
+// input (Ctrl-D) ends the conversation.
+orchestrator::PromptSource stdin_prompts() {
+  const bool terminal = isatty(STDIN_FILENO) != 0;
+  return [terminal]() -> std::optional<std::string> {
+    if (terminal) {
+      std::fputs("> ", stdout);
+      std::fflush(stdout);
+    }
+    std::string line;
+    if (!std::getline(std::cin, line)) {
+      if (terminal) std::fputs("\n", stdout);
+      return std::nullopt;
+    }
+    return line;
+  };
 }
 
 TextSink stdout_sink(bool json) {
@@ -201,6 +239,7 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   orchestrator::BuiltinStrategyOptions builtin;
   builtin.on_text = stdout_sink(a.json);
   builtin.on_generation = [&generated](const GenerationResult& r) { generated = r; };
+  if (a.chat) builtin.next_prompt = stdin_prompts();
   orchestrator::register_builtin_strategies(registry, builtin);
   const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
   const orchestrator::PipelineResult result =
@@ -209,7 +248,8 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   // Loading a checkpoint is model_preparation's work; the stats count it as load time, as always.
   generated->stats.load_ms += 1000.0 * result.stage(pipeline::kStageModelPreparation).seconds;
   const nlohmann::json& notes = result.stage(pipeline::kStageInference).notes;
-  report(*generated, a.json, notes.contains("program_source") ? notes["program_source"] : nlohmann::json());
+  auto note = [&notes](const char* key) { return notes.contains(key) ? notes[key] : nlohmann::json(); };
+  report(*generated, a.json, note("program_source"), note("eval"));
   return 0;
 }
 

@@ -10,14 +10,19 @@
 namespace genai::compile {
 namespace {
 
-pte::Value constant_value(const pipeline::MetadataValue& v) {
+pte::Method constant_method(const std::string& name, const pipeline::MetadataValue& v) {
   return std::visit(
-      [](const auto& x) -> pte::Value {
+      [&name](const auto& x) -> pte::Method {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) return pte::Int{x};
-        else if constexpr (std::is_same_v<T, double>) return pte::Double{x};
-        else if constexpr (std::is_same_v<T, bool>) return pte::Bool{x};
-        else return pte::String{x};
+        if constexpr (std::is_same_v<T, int64_t>) return pte::make_constant_method(name, pte::Int{x});
+        else if constexpr (std::is_same_v<T, double>) return pte::make_constant_method(name, pte::Double{x});
+        else if constexpr (std::is_same_v<T, bool>) return pte::make_constant_method(name, pte::Bool{x});
+        else if constexpr (std::is_same_v<T, std::string>) return pte::make_constant_method(name, pte::String{x});
+        else {
+          std::vector<pte::Value> items;
+          for (double d : x) items.push_back(pte::Double{d});
+          return pte::make_constant_list_method(name, std::move(items));
+        }
       },
       v);
 }
@@ -48,13 +53,13 @@ std::vector<pte::Method> decoder_constant_methods(const pipeline::GraphBundle& d
       throw_failure("constant methods: graph {} metadata lacks {} (complete it with compile::with_decoder_metadata)",
                     graph_name, name);
     }
-    methods.push_back(pte::make_constant_method(name, constant_value(it->second)));
+    methods.push_back(constant_method(name, it->second));
     emitted.insert(name);
   }
   // Further getters the bundle carries (model-specific ones such as get_sliding_window).
   for (const auto& [name, value] : md) {
     if (name.rfind("get_", 0) == 0 && !emitted.count(name)) {
-      methods.push_back(pte::make_constant_method(name, constant_value(value)));
+      methods.push_back(constant_method(name, value));
       emitted.insert(name);
     }
   }

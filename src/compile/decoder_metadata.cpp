@@ -1,7 +1,10 @@
 #include "compile/decoder_metadata.h"
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "graph/graph.h"
+#include "model/reference_decoder.h"
 #include "quant/encoding_set.h"
 
 namespace genai::compile {
@@ -66,6 +69,15 @@ pipeline::Metadata complete_decoder_metadata(const ModelConfig& config, const pi
     fill("get_num_kv_shared_layers", config.kv_shared_layers);
     fill("get_global_head_dim", config.global_layer_head_dim());
     if (config.sliding_window > 0) fill("get_sliding_window", config.sliding_window);
+  }
+
+  // Each cached layer's RoPE frequencies (all zero: none), so the runner can rotate kept keys
+  // back after an attention-sink eviction (llm/attention_sink.h).
+  for (int64_t l = 0; l < config.kv_layers(); ++l) {
+    const std::vector<float> inv_freq = layer_rope_inv_freq(config, l, context);
+    std::vector<double> list(inv_freq.begin(), inv_freq.end());
+    if (list.empty()) list.push_back(0.0);
+    fill(fmt::format("get_rope_inv_freq_{}", l), std::move(list));
   }
 
   // KV I/O width: the cache input's (or, without a cache, the new-K output's) program dtype.

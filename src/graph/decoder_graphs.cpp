@@ -21,6 +21,10 @@ void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
       throw_input_error("--prefill_ar_len ({}) must not exceed --max_context_len ({}) in hybrid mode", o.prefill_ar_len,
                         o.max_context_len);
   }
+  if (o.decode_ar_len < 1 || o.decode_ar_len >= o.max_context_len)
+    throw_input_error("the decode AR length {} (--model_mode lookahead: next_pow2((--window + --gcap) * (--ngram - 1))) "
+                      "must be in [1, --max_context_len {})",
+                      o.decode_ar_len, o.max_context_len);
   c.validate("model config");
   // Past the window, the sliding layers' mask (build_decoder_graph) takes the new tokens' own
   // columns as visible: true while a chunk is no longer than the window, or has no cache before it.
@@ -29,6 +33,10 @@ void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
     throw_input_error("--prefill_ar_len {} exceeds the model's sliding window of {} tokens with --max_context_len {} "
                       "(valid: at most {}, or equal to --max_context_len)",
                       o.prefill_ar_len, c.sliding_window, o.max_context_len, c.sliding_window);
+  if (windowed_layers(c, o.max_context_len) && o.decode_ar_len > c.sliding_window)
+    throw_input_error("the lookahead decode AR length {} exceeds the model's sliding window of {} tokens (--window, "
+                      "--gcap, --ngram make it smaller)",
+                      o.decode_ar_len, c.sliding_window);
 }
 
 }  // namespace
@@ -335,7 +343,7 @@ GraphMap build_decoder_graphs(std::shared_ptr<const Model> model, const DecoderG
   std::shared_ptr<const Weights> weights(model, &model->weights);
   const ModelConfig& c = model->config;
   const int64_t CL = options.max_context_len;
-  std::vector<std::pair<std::string, int64_t>> wanted{{std::string(kKvForward), 1}};
+  std::vector<std::pair<std::string, int64_t>> wanted{{std::string(kKvForward), options.decode_ar_len}};
   if (options.mode == ModelMode::kHybrid) wanted.emplace_back(std::string(kPrefillForward), options.prefill_ar_len);
   if (options.calibration) wanted.emplace_back(std::string(kCalibration), CL);
   GraphMap graphs;

@@ -40,6 +40,9 @@ struct DecoderGraphOptions {
   // The decoder graphs take `inputs_embeds` [1, ar, dim] float32 in place of `tokens`, and
   // tok_embedding_<graph> graphs (tokens [1, ar] -> inputs_embeds) are built next to them.
   bool separate_embedding = false;
+  // kv_forward's AR length: 1, or the token tree of lookahead decoding (upstream's
+  // next_pow2((window + gcap) * (ngram - 1))). Must stay below the context.
+  int64_t decode_ar_len = 1;
 };
 
 using GraphMap = std::map<std::string, std::shared_ptr<const Graph>>;

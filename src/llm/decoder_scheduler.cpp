@@ -1,6 +1,7 @@
 #include "llm/decoder_scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <charconv>
 #include <cstring>
 
@@ -274,11 +275,111 @@ DecoderScheduler::~DecoderScheduler() = default;
 
 int64_t DecoderScheduler::decode_ar_len() const { return kv_->ar; }
 
-int64_t DecoderScheduler::max_context() const { return context_len_ - kv_->ar + 1; }
+int64_t DecoderScheduler::max_context() const {
+  // With an attention sink no position is the last; a bound that sums never overflow.
+  return sink_ ? std::numeric_limits<int64_t>::max() / 4 : context_len_ - kv_->ar + 1;
+}
+
+void DecoderScheduler::set_attention_sink(const AttentionSinkOptions& options, KeyRerotation rerotation) {
+  if (rerotation.n_layers() != n_layers_)
+    throw_failure("internal: key rerotation for {} layers, {} cached", rerotation.n_layers(), n_layers_);
+  for (const Binding* b : {kv_.get(), prefill_.get()}) {
+    if (!b) continue;
+    if (options.eviction < b->ar)
+      throw_input_error("--use_attention_sink {},{}: EVICTION must be at least {}'s AR length {} ({})", options.sink,
+                        options.eviction, b->name, b->ar, b->name == "kv_forward" ? "--model_mode lookahead's tree" : "--prefill_ar_len");
+    if (options.sink + 2 * b->ar > context_len_)
+      throw_input_error("--use_attention_sink {},{}: SINK + 2 x {}'s AR length {} exceeds the context {} ({})",
+                        options.sink, options.eviction, b->name, b->ar, context_len_, runner_->context_source());
+  }
+  if (options.sink + options.eviction > context_len_)
+    throw_input_error("--use_attention_sink {},{}: SINK + EVICTION exceeds the context {} ({})", options.sink,
+                      options.eviction, context_len_, runner_->context_source());
+  sink_ = options;
+  rerotation_.emplace(std::move(rerotation));
+}
+
+void DecoderScheduler::set_attention_sink(const AttentionSinkOptions& options) {
+  set_attention_sink(options, key_rerotation_from_constants(*runner_, n_layers_, kv_dtype_));
+}
+
+void DecoderScheduler::make_room(int64_t ar, int64_t take) {
+  if (!sink_) return;
+  while (cache_->n_past() + take > context_len_ - ar) {
+    // A batch, or what is left after the sink: the later calls of a long prompt need less.
+    const int64_t count = std::min(sink_->eviction, cache_->n_past() - sink_->sink);
+    if (count < 1)
+      throw_failure("attention sink: {} entries cannot make room for {} at AR {}", cache_->n_past(), take, ar);
+    cache_->evict(sink_->sink, count, *rerotation_);
+    ++evictions_;
+  }
+}
 
 void DecoderScheduler::reset() {
   cache_->reset();
   position_ = 0;
+  tree_rows_ = 0;
+  evictions_ = 0;
+}
+
+void DecoderScheduler::check_ids(std::span<const int32_t> tokens) const {
+  for (int32_t id : tokens)
+    if (id < 0 || id >= vocab_) throw_input_error("decoder: token id {} outside the vocabulary of {}", id, vocab_);
+}
+
+int64_t DecoderScheduler::tree_capacity() const { return kv_->ar; }
+
+void DecoderScheduler::forward_tree(std::span<const int32_t> tokens, std::span<const int32_t> depth,
+                                    std::span<const int32_t> parent) {
+  Binding& b = *kv_;
+  const int64_t n = static_cast<int64_t>(tokens.size()), ar = b.ar;
+  if (n < 1 || n > ar || depth.size() != tokens.size() || parent.size() != tokens.size())
+    throw_input_error("decoder: a token tree of {} rows for {}'s {} (with as many depths and parents)", n, b.name, ar);
+  if (position_ >= max_context())
+    throw_input_error("decoder: no room for a token tree at position {} (context {})", position_, max_context());
+  check_ids(tokens);
+  make_room(ar, 1 + *std::max_element(depth.begin(), depth.end()));
+  for (int64_t i = 0; i < n; ++i)
+    if (parent[i] >= i || parent[i] < -1 || depth[i] < 0 || (parent[i] >= 0 && depth[i] != depth[parent[i]] + 1))
+      throw_input_error("decoder: token tree row {} has parent {} and depth {}: not a tree in row order", i, parent[i],
+                        depth[i]);
+  cache_->set_ar_len(ar);
+  const int64_t n_past = cache_->n_past();
+  for (int64_t i = 0; i < ar; ++i) {
+    // Rows past the tree are roots repeating its last token: they attend nothing of the tree.
+    const int64_t d = i < n ? depth[i] : 0;
+    b.tokens[i] = tokens[std::min(i, n - 1)];
+    b.pos[i] = static_cast<int32_t>(std::min(n_past + d, context_len_ - 1));
+  }
+  if (mask_dtype_ == DType::kU16)
+    fill_tree_mask<uint16_t>(reinterpret_cast<uint16_t*>(b.mask.data()), ar, context_len_, n_past, parent, 65535, 0);
+  else
+    fill_tree_mask<float>(reinterpret_cast<float*>(b.mask.data()), ar, context_len_, n_past, parent, 0.0f,
+                          graph::kMaskedValue);
+  if (!b.embedding.empty()) runner_->run(b.embedding, b.embedding_in, b.embedding_out);
+  runner_->run(b.name, b.in, b.out);
+  ++kv_calls_;
+  tree_rows_ = n;
+}
+
+std::span<const float> DecoderScheduler::tree_logits(int64_t row) {
+  if (row < 0 || row >= tree_rows_) throw_failure("internal: token tree row {} of {}", row, tree_rows_);
+  dequantize_row(*kv_, row, logits_.data());
+  return logits_;
+}
+
+void DecoderScheduler::accept_tree_rows(std::span<const int64_t> rows) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  if (tree_rows_ == 0 || n > tree_rows_) throw_failure("internal: accepting {} rows of a tree of {}", n, tree_rows_);
+  if (position_ + n > max_context())
+    throw_input_error("decoder: {} tokens at position {} exceed the context of {}", n, position_, max_context());
+  // As in run_chunk: only the call that fills the context has no room, and needs none.
+  if (cache_->fits(n)) {
+    for (int64_t l = 0; l < n_layers_; ++l) cache_->update_rows(l, kv_->k_out[l], kv_->v_out[l], rows);
+    cache_->advance(n);
+  }
+  position_ += n;
+  tree_rows_ = 0;
 }
 
 void DecoderScheduler::dequantize_row(const Binding& b, int64_t row, float* out) const {
@@ -333,17 +434,17 @@ void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<floa
   if (n == 0) throw_input_error("decoder: forward needs at least one token");
   // Within max_context() only a call that fills it can find no room for its entries, and no
   // later call needs them.
-  if (position_ + n > max_context())
+  if (!sink_ && position_ + n > max_context())
     throw_input_error("decoder: {} tokens at position {} exceed the context of {} ({}{})", n, position_, max_context(),
                       runner_->context_source(),
                       kv_->ar > 1 ? fmt::format(", less kv_forward's AR length {} plus 1", kv_->ar) : "");
-  for (int64_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || tokens[i] >= vocab_)
-      throw_input_error("decoder: token id {} outside the vocabulary of {}", tokens[i], vocab_);
+  check_ids(tokens);
+  tree_rows_ = 0;
   int64_t i = 0;
   if (prefill_ && n > 1) {
-    while (i < n && position_ + prefill_ar_ <= context_len_) {
+    while (i < n && (sink_ || position_ + prefill_ar_ <= context_len_)) {
       const int64_t take = std::min(prefill_ar_, n - i);
+      make_room(prefill_ar_, take);
       run_chunk(*prefill_, tokens.subspan(i, take), all);
       ++prefill_calls_;
       i += take;
@@ -351,6 +452,7 @@ void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<floa
   }
   while (i < n) {
     const int64_t take = std::min(kv_->ar, n - i);
+    make_room(kv_->ar, take);
     run_chunk(*kv_, tokens.subspan(i, take), all);
     ++kv_calls_;
     i += take;

@@ -9,17 +9,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/dtype.h"
+#include "llm/attention_sink.h"
 #include "llm/decoder_session.h"
 #include "llm/method_runner.h"
 #include "llm/smart_mask_kv_cache.h"
 
 namespace genai {
 
-class DecoderScheduler : public DecoderSession {
+class DecoderScheduler : public TreeDecoderSession {
  public:
   // Reads the layout from the signatures of kv_forward (and prefill_forward when present):
   // context and AR from atten_mask [1, 1, ar, CL], vocab from logits [1, ar, vocab], layers,
@@ -43,6 +45,22 @@ class DecoderScheduler : public DecoderSession {
   int32_t vocab_size() const override { return static_cast<int32_t>(vocab_); }
   void reset() override;
 
+  // Token trees through kv_forward (decoder_session.h).
+  int64_t tree_capacity() const override;
+  void forward_tree(std::span<const int32_t> tokens, std::span<const int32_t> depth,
+                    std::span<const int32_t> parent) override;
+  std::span<const float> tree_logits(int64_t row) override;
+  void accept_tree_rows(std::span<const int64_t> rows) override;
+
+  // Attention sink (attention_sink.h): a call that would overflow the cache evicts first, so
+  // max_context() is unbounded and positions are cache slots. InputError naming
+  // --use_attention_sink when EVICTION is below a method's AR length (upstream's rule) or SINK
+  // plus two AR lengths exceed the context (no room for a call after evicting everything else).
+  void set_attention_sink(const AttentionSinkOptions& options, KeyRerotation rerotation);
+  // The same with the keys' rotation from the runner's constant methods (compiled programs).
+  void set_attention_sink(const AttentionSinkOptions& options);
+  int64_t evictions() const { return evictions_; }
+
   const MethodRunner& runner() const { return *runner_; }
   int64_t prefill_ar_len() const { return prefill_ar_; }  // 0 without prefill_forward
   int64_t decode_ar_len() const;                          // kv_forward's AR length
@@ -57,6 +75,9 @@ class DecoderScheduler : public DecoderSession {
   void run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all);
   void process(std::span<const int32_t> tokens, std::vector<float>* all);
   void dequantize_row(const Binding& b, int64_t row, float* out) const;
+  void check_ids(std::span<const int32_t> tokens) const;
+  // With an attention sink: evicts until `take` new entries fit the cache of a method of AR `ar`.
+  void make_room(int64_t ar, int64_t take);
 
   std::unique_ptr<MethodRunner> runner_;
   std::string origin_;
@@ -68,7 +89,11 @@ class DecoderScheduler : public DecoderSession {
   std::unique_ptr<SmartMaskKvCache> cache_;
   std::unique_ptr<Binding> kv_, prefill_;
   int64_t position_ = 0, kv_calls_ = 0, prefill_calls_ = 0;
+  int64_t tree_rows_ = 0;  // rows of the last forward_tree (0: none since the cache changed)
   std::vector<float> logits_;
+  std::optional<AttentionSinkOptions> sink_;
+  std::optional<KeyRerotation> rerotation_;
+  int64_t evictions_ = 0;
 };
 
 }  // namespace genai

@@ -26,4 +26,22 @@ class DecoderSession {
   virtual void reset() = 0;
 };
 
+// A session whose decode method takes a token tree in one call (lookahead decoding): static
+// graphs with a decode AR length above 1 (DecoderScheduler).
+class TreeDecoderSession : public DecoderSession {
+ public:
+  // Rows one tree call holds (kv_forward's AR length).
+  virtual int64_t tree_capacity() const = 0;
+  // Runs the tree after the cache: row i holds tokens[i] at position position() + depth[i] and
+  // attends the cache, itself and its ancestors (parent[i] < i; -1: a root). Nothing enters the
+  // cache until accept_tree_rows. InputError for more rows than tree_capacity() or a bad id.
+  virtual void forward_tree(std::span<const int32_t> tokens, std::span<const int32_t> depth,
+                            std::span<const int32_t> parent) = 0;
+  // Row `row`'s logits of the last forward_tree; valid until the next call.
+  virtual std::span<const float> tree_logits(int64_t row) = 0;
+  // Appends the K/V entries of `rows` (a path from a root: depths 0, 1, ...) to the cache, as if
+  // their tokens had been forwarded; position() grows by rows.size().
+  virtual void accept_tree_rows(std::span<const int64_t> rows) = 0;
+};
+
 }  // namespace genai

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "llm/lookahead_decoding.h"
 
 namespace genai {
 namespace {
@@ -60,84 +62,126 @@ std::string_view stop_reason_name(StopReason r) {
   return "unknown";
 }
 
+Conversation::Conversation(DecoderSession& session, const Tokenizer& tok, ChatFormat format, GenerationOptions options)
+    : session_(session), tok_(tok), format_(format), options_(std::move(options)), sampler_(options_.sampler),
+      stop_ids_(tok.stop_ids()) {
+  if (options_.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", options_.max_new_tokens);
+  if (session.vocab_size() < tok.vocab_size())
+    log::warn("tokenizer has {} tokens but the model only {} logits", tok.vocab_size(), session.vocab_size());
+  if (options_.lookahead) {
+    auto* tree = dynamic_cast<TreeDecoderSession*>(&session);
+    if (!tree)
+      throw_input_error("--model_mode lookahead runs on static graphs: compiled programs, or a checkpoint with "
+                        "--model_mode (not the float reference forward)");
+    lookahead_ = std::make_unique<LookaheadDecoder>(*tree, *options_.lookahead, options_.sampler.seed);
+  }
+  session_.reset();
+}
+
+Conversation::~Conversation() = default;
+
+bool Conversation::is_stop(int32_t id) const {
+  return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
+}
+
+const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& sink) {
+  const size_t turn_index = result_.turns.size();
+  GenerationStats& stats = result_.stats;
+  TurnResult turn;
+  turn.prompt = prompt;
+  const std::vector<int32_t> ids = encode_conversation(tok_, conversation_text(format_, options_, result_.turns, prompt, tok_));
+  if (ids.empty()) throw_input_error("--prompt: turn {} encodes to no tokens", turn_index + 1);
+  if (static_cast<int64_t>(ids.size()) > session_.max_context())
+    throw_input_error("--prompt: the prompt{} is {} tokens, more than the context of {} tokens",
+                      turn_index > 0 ? fmt::format(" up to turn {}", turn_index + 1) : "", ids.size(),
+                      session_.max_context());
+
+  // Keep the cache when it holds a prefix of the new prompt; otherwise start over.
+  const bool extends = cached_.size() < ids.size() && std::equal(cached_.begin(), cached_.end(), ids.begin()) &&
+                       session_.position() == static_cast<int64_t>(cached_.size());
+  if (!extends) {
+    session_.reset();
+    cached_.clear();
+  }
+  const std::span<const int32_t> fresh = std::span(ids).subspan(cached_.size());
+  turn.prompt_tokens = static_cast<int64_t>(fresh.size());
+  stats.prompt_tokens += turn.prompt_tokens;
+
+  const auto prefill_start = Clock::now();
+  std::span<const float> logits = session_.forward(fresh);
+  stats.prefill_ms += ms_since(prefill_start);
+  cached_.insert(cached_.end(), fresh.begin(), fresh.end());
+  if (lookahead_) lookahead_->start(cached_);
+
+  StreamDecoder stream(tok_, cached_.back());
+  auto emit = [&](const std::string& piece) {
+    if (piece.empty()) return;
+    turn.text += piece;
+    if (sink) sink(piece);
+  };
+  const int64_t max_new = options_.max_new_tokens;
+  turn.stop_reason = StopReason::kMaxNewTokens;
+  int32_t next = max_new > 0 ? sampler_.sample(logits) : 0;
+  if (turn_index == 0 && max_new > 0) stats.ttft_ms = ms_since(prefill_start);
+  while (static_cast<int64_t>(turn.tokens.size()) < max_new) {
+    if (is_stop(next)) {
+      turn.stop_reason = StopReason::kStopToken;
+      break;
+    }
+    turn.tokens.push_back(next);
+    emit(stream.push(next));
+    const int64_t budget = max_new - static_cast<int64_t>(turn.tokens.size());
+    if (budget == 0) break;
+    if (session_.position() >= session_.max_context()) {
+      turn.stop_reason = StopReason::kContextFull;
+      break;
+    }
+    const auto step_start = Clock::now();
+    cached_.push_back(next);
+    if (lookahead_) {
+      // Up to ngram tokens from one call; all but the last are already in the cache.
+      const std::vector<int32_t> got =
+          lookahead_->step(next, sampler_, std::min(budget, session_.max_context() - session_.position()),
+                           [this](int32_t id) { return is_stop(id); });
+      stats.decode_ms += ms_since(step_start);
+      ++stats.decode_steps;
+      stats.decode_tokens += static_cast<int64_t>(got.size());
+      for (size_t i = 0; i + 1 < got.size(); ++i) {
+        turn.tokens.push_back(got[i]);
+        emit(stream.push(got[i]));
+        cached_.push_back(got[i]);
+      }
+      next = got.back();
+    } else {
+      logits = session_.forward(std::span(&next, 1));
+      stats.decode_ms += ms_since(step_start);
+      ++stats.decode_steps;
+      ++stats.decode_tokens;
+      next = sampler_.sample(logits);
+    }
+  }
+  emit(stream.flush());
+  stats.generated_tokens += static_cast<int64_t>(turn.tokens.size());
+  if (turn_index > 0) result_.text += "\n";
+  result_.text += turn.text;
+  result_.tokens.insert(result_.tokens.end(), turn.tokens.begin(), turn.tokens.end());
+  if (lookahead_) {
+    stats.lookahead_calls = lookahead_->stats().calls;
+    stats.lookahead_accepted = lookahead_->stats().accepted;
+  }
+  result_.turns.push_back(std::move(turn));
+  return result_.turns.back();
+}
+
 GenerationResult generate(DecoderSession& session, const Tokenizer& tok, ChatFormat format,
                           const GenerationOptions& options, const TextSink& sink) {
   if (options.prompts.empty()) throw_input_error("--prompt: at least one prompt is required");
-  if (options.max_new_tokens < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", options.max_new_tokens);
-  if (session.vocab_size() < tok.vocab_size())
-    log::warn("tokenizer has {} tokens but the model only {} logits", tok.vocab_size(), session.vocab_size());
-  Sampler sampler(options.sampler);
-  std::vector<int32_t> stop_ids = tok.stop_ids();
-  auto is_stop = [&](int32_t id) { return std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end(); };
-
-  GenerationResult result;
-  GenerationStats& stats = result.stats;
-  std::vector<int32_t> cached;  // the tokens in the session's cache, in order
-  session.reset();
-
-  for (size_t turn_index = 0; turn_index < options.prompts.size(); ++turn_index) {
-    TurnResult turn;
-    turn.prompt = options.prompts[turn_index];
-    const std::vector<int32_t> ids =
-        encode_conversation(tok, conversation_text(format, options, result.turns, turn.prompt, tok));
-    if (ids.empty()) throw_input_error("--prompt: turn {} encodes to no tokens", turn_index + 1);
-    if (static_cast<int64_t>(ids.size()) > session.max_context())
-      throw_input_error("--prompt: the prompt{} is {} tokens, more than the context of {} tokens",
-                        options.prompts.size() > 1 ? fmt::format(" up to turn {}", turn_index + 1) : "", ids.size(),
-                        session.max_context());
-
-    // Keep the cache when it holds a prefix of the new prompt; otherwise start over.
-    const bool extends = cached.size() < ids.size() && std::equal(cached.begin(), cached.end(), ids.begin()) &&
-                         session.position() == static_cast<int64_t>(cached.size());
-    if (!extends) {
-      session.reset();
-      cached.clear();
-    }
-    const std::span<const int32_t> fresh = std::span(ids).subspan(cached.size());
-    turn.prompt_tokens = static_cast<int64_t>(fresh.size());
-    stats.prompt_tokens += turn.prompt_tokens;
-
-    const auto prefill_start = Clock::now();
-    std::span<const float> logits = session.forward(fresh);
-    stats.prefill_ms += ms_since(prefill_start);
-    cached.insert(cached.end(), fresh.begin(), fresh.end());
-
-    StreamDecoder stream(tok, cached.back());
-    auto emit = [&](const std::string& piece) {
-      if (piece.empty()) return;
-      turn.text += piece;
-      if (sink) sink(piece);
-    };
-    turn.stop_reason = StopReason::kMaxNewTokens;
-    while (static_cast<int64_t>(turn.tokens.size()) < options.max_new_tokens) {
-      const int32_t next = sampler.sample(logits);
-      if (turn_index == 0 && turn.tokens.empty()) stats.ttft_ms = ms_since(prefill_start);
-      if (is_stop(next)) {
-        turn.stop_reason = StopReason::kStopToken;
-        break;
-      }
-      turn.tokens.push_back(next);
-      emit(stream.push(next));
-      if (static_cast<int64_t>(turn.tokens.size()) == options.max_new_tokens) break;
-      if (session.position() >= session.max_context()) {
-        turn.stop_reason = StopReason::kContextFull;
-        break;
-      }
-      const auto step_start = Clock::now();
-      logits = session.forward(std::span(&next, 1));
-      stats.decode_ms += ms_since(step_start);
-      ++stats.decode_steps;
-      cached.push_back(next);
-    }
-    emit(stream.flush());
-    stats.generated_tokens += static_cast<int64_t>(turn.tokens.size());
-    if (turn_index > 0) result.text += "\n";
-    result.text += turn.text;
-    result.tokens.insert(result.tokens.end(), turn.tokens.begin(), turn.tokens.end());
-    if (sink && turn_index + 1 < options.prompts.size()) sink("\n");
-    result.turns.push_back(std::move(turn));
+  Conversation conversation(session, tok, format, options);
+  for (size_t i = 0; i < options.prompts.size(); ++i) {
+    conversation.turn(options.prompts[i], sink);
+    if (sink && i + 1 < options.prompts.size()) sink("\n");
   }
-  return result;
+  return conversation.result();
 }
 
 }  // namespace genai

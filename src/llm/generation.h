@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "llm/decoder_session.h"
 #include "llm/generation_stats.h"
+#include "llm/lookahead_decoding.h"
 #include "core/sampler.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -23,6 +26,9 @@ struct GenerationOptions {
   std::string system_prompt;         // chat models: a system turn first; base models: text prefix
   int64_t max_new_tokens = 128;      // per turn
   SamplerConfig sampler;
+  // Lookahead decoding (the session must take token trees: TreeDecoderSession); absent: one
+  // token per decode call.
+  std::optional<LookaheadOptions> lookahead = std::nullopt;
 };
 
 enum class StopReason { kStopToken, kMaxNewTokens, kContextFull };
@@ -46,8 +52,35 @@ struct GenerationResult {
 // Receives generated text as it becomes complete UTF-8 (for streaming to a terminal).
 using TextSink = std::function<void(std::string_view)>;
 
-// Runs the conversation. `chat_format` kNone means plain text continuation. Throws InputError,
-// before running that turn, when a turn's prompt does not fit in the session's context.
+// One conversation on a session, a turn at a time (an interactive chat reads the next prompt
+// after the last reply): each turn prefills only what the cache does not already hold — the
+// template's text between the last reply and the new prompt — then generates the reply.
+// `chat_format` kNone means plain text continuation. options.prompts is not used.
+class Conversation {
+ public:
+  Conversation(DecoderSession& session, const Tokenizer& tokenizer, ChatFormat chat_format, GenerationOptions options);
+  ~Conversation();
+  // Runs one user turn, streaming the reply to `sink`. InputError, before any work, when the
+  // conversation up to this prompt does not fit in the session's context.
+  const TurnResult& turn(const std::string& prompt, const TextSink& sink = {});
+  // The turns so far, their replies joined by "\n", and the stats.
+  const GenerationResult& result() const { return result_; }
+
+ private:
+  bool is_stop(int32_t id) const;
+
+  DecoderSession& session_;
+  const Tokenizer& tok_;
+  ChatFormat format_;
+  GenerationOptions options_;
+  Sampler sampler_;
+  std::vector<int32_t> stop_ids_;
+  std::unique_ptr<LookaheadDecoder> lookahead_;
+  std::vector<int32_t> cached_;  // the tokens in the session's cache, in order
+  GenerationResult result_;
+};
+
+// Runs options.prompts as the turns of one Conversation.
 GenerationResult generate(DecoderSession& session, const Tokenizer& tokenizer, ChatFormat chat_format,
                           const GenerationOptions& options, const TextSink& sink = {});
 

@@ -22,7 +22,11 @@ nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
             {"load_ms", s.load_ms},
             {"ttft_ms", s.ttft_ms},
             {"prefill_tok_s", s.prefill_tok_s()},
-            {"decode_tok_s", s.decode_tok_s()}}},
+            {"decode_tok_s", s.decode_tok_s()},
+            {"decode_calls", s.decode_steps},
+            {"lookahead_calls", s.lookahead_calls},
+            {"lookahead_accepted", s.lookahead_accepted},
+            {"evictions", s.evictions}}},
           {"peak_rss_mb", peak_rss_mb}};
 }
 

@@ -13,13 +13,20 @@ double peak_rss_mb() {
 }
 
 std::string format_stats(const GenerationStats& s, double rss_mb) {
+  const std::string lookahead =
+      s.lookahead_calls > 0 ? fmt::format("lookahead: {} calls, {:.2f} tokens per call, {} from verified n-grams\n",
+                                          s.lookahead_calls, static_cast<double>(s.decode_tokens) / s.lookahead_calls,
+                                          s.lookahead_accepted)
+                            : std::string();
+  const std::string sink =
+      s.evictions > 0 ? fmt::format("attention sink: {} evictions\n", s.evictions) : std::string();
   return fmt::format(
       "prompt tokens: {}, generated tokens: {}\n"
       "load: {:.1f} ms, time to first token: {:.1f} ms\n"
       "prefill: {:.2f} tok/s ({:.1f} ms), decode: {:.2f} tok/s ({} steps, {:.1f} ms)\n"
-      "peak RSS: {:.1f} MiB",
+      "{}{}peak RSS: {:.1f} MiB",
       s.prompt_tokens, s.generated_tokens, s.load_ms, s.ttft_ms, s.prefill_tok_s(), s.prefill_ms, s.decode_tok_s(),
-      s.decode_steps, s.decode_ms, rss_mb);
+      s.decode_steps, s.decode_ms, lookahead, sink, rss_mb);
 }
 
 }  // namespace genai

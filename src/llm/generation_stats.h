@@ -13,11 +13,15 @@ struct GenerationStats {
   double load_ms = 0;            // set by the caller: checkpoint/program loading
   double ttft_ms = 0;            // first turn: start of prefill to the first sampled token
   double prefill_ms = 0;         // time in prompt forwards
-  double decode_ms = 0;          // time in single-token forwards
-  int64_t decode_steps = 0;      // single-token forwards run
+  double decode_ms = 0;          // time in decode calls
+  int64_t decode_steps = 0;      // decode calls run
+  int64_t decode_tokens = 0;     // tokens they produced (lookahead decoding: up to ngram per call)
+  int64_t lookahead_calls = 0;   // lookahead decoding: tree calls, and the tokens of verified
+  int64_t lookahead_accepted = 0;  // n-grams among decode_tokens
+  int64_t evictions = 0;           // attention-sink evictions (set by the caller)
 
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0.0; }
-  double decode_tok_s() const { return decode_ms > 0 ? decode_steps * 1000.0 / decode_ms : 0.0; }
+  double decode_tok_s() const { return decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0.0; }
 };
 
 // Peak resident set size of this process so far (getrusage ru_maxrss), in MiB.

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "graph/decoder_graphs.h"
+#include "llm/attention_sink.h"
 #include "llm/decoder_scheduler.h"
 #include "llm/graph_method_runner.h"
 #include "model/model.h"
@@ -19,6 +21,9 @@ struct GraphSessionOptions {
   int64_t prefill_ar_len = 32;  // hybrid only
   // The embedding lookup runs as its own graph (tok_embedding_<graph>) feeding inputs_embeds.
   bool separate_embedding = false;
+  int64_t decode_ar_len = 1;  // kv_forward's AR (lookahead decoding: its token tree)
+  // --use_attention_sink: evict instead of stopping at the context (attention_sink.h).
+  std::optional<AttentionSinkOptions> attention_sink = std::nullopt;
 };
 
 // The scheduler over graphs run by `executor` (the interpreter, the QDQ reference ...).

@@ -37,6 +37,9 @@ class MethodRunner {
   // Constant methods (get_max_context_len, get_logits_scale ...): nullopt when there are none.
   virtual std::optional<int64_t> constant_int(std::string_view /*name*/) const { return std::nullopt; }
   virtual std::optional<double> constant_double(std::string_view /*name*/) const { return std::nullopt; }
+  // A list constant's numbers (get_kv_output_0_quant_attr, get_rope_inv_freq_0 ...), its strings
+  // left out: nullopt when there is no such method.
+  virtual std::optional<std::vector<double>> constant_numbers(std::string_view /*name*/) const { return std::nullopt; }
 };
 
 }  // namespace genai

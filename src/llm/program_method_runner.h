@@ -25,6 +25,7 @@ class ProgramMethodRunner : public MethodRunner {
   }
   std::optional<int64_t> constant_int(std::string_view name) const override { return program_->constant_int(name); }
   std::optional<double> constant_double(std::string_view name) const override { return program_->constant_double(name); }
+  std::optional<std::vector<double>> constant_numbers(std::string_view name) const override;
 
   const runtime::ProgramInstance& program() const { return *program_; }
 

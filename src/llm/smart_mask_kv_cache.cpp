@@ -69,19 +69,26 @@ Tensor SmartMaskKvCache::v_input(int64_t l) const {
   return Tensor::view(element_, {1, s.kv_heads, cache_len(), s.head_dim}, v_.at(l).get(), v_.at(l));
 }
 
-void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
+int64_t SmartMaskKvCache::check_update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) const {
   // The outputs' AR length may differ from the current layout: a call's last entries can be
   // stored after switching to a layout with a longer cache.
   const KvLayerShape& shape = layout_.layers.at(static_cast<size_t>(l));
-  const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
+  const int64_t KV = shape.kv_heads, hd = shape.head_dim;
   const int64_t ar = k_out.rank() == 4 ? k_out.dim(3) : -1;
   const Shape k_shape{1, KV, hd, ar}, v_shape{1, KV, ar, hd};
   if (k_out.dtype() != element_ || v_out.dtype() != element_ || k_out.shape() != k_shape || v_out.shape() != v_shape)
     throw_failure("KV cache: layer {} outputs {}{} / {}{} do not match {}{} / {}", l, dtype_name(k_out.dtype()),
                   shape_to_string(k_out.shape()), dtype_name(v_out.dtype()), shape_to_string(v_out.shape()),
                   dtype_name(element_), shape_to_string(k_shape), shape_to_string(v_shape));
-  if (n_update < 0 || n_update > ar || n_past_ + n_update > stride)
-    throw_failure("KV cache: cannot add {} entries at position {} to a cache of {}", n_update, n_past_, stride);
+  if (n_update < 0 || n_update > ar || n_past_ + n_update > cache_len())
+    throw_failure("KV cache: cannot add {} entries at position {} to a cache of {}", n_update, n_past_, cache_len());
+  return ar;
+}
+
+void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
+  const int64_t ar = check_update(l, k_out, v_out, n_update);
+  const KvLayerShape& shape = layout_.layers[static_cast<size_t>(l)];
+  const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
   const uint8_t* ks = static_cast<const uint8_t*>(k_out.raw());
   const uint8_t* vs = static_cast<const uint8_t*>(v_out.raw());
   uint8_t* k = k_buf(l);
@@ -90,6 +97,45 @@ void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_ou
     std::memcpy(k + (r * stride + n_past_) * esize_, ks + r * ar * esize_, n_update * esize_);
   for (int64_t h = 0; h < KV; ++h)
     std::memcpy(v + (h * stride + n_past_) * hd * esize_, vs + h * ar * hd * esize_, n_update * hd * esize_);
+}
+
+void SmartMaskKvCache::update_rows(int64_t l, const Tensor& k_out, const Tensor& v_out, std::span<const int64_t> rows) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  const int64_t ar = check_update(l, k_out, v_out, n);
+  for (int64_t row : rows)
+    if (row < 0 || row >= ar) throw_failure("KV cache: row {} outside the call's {} entries", row, ar);
+  const KvLayerShape& shape = layout_.layers[static_cast<size_t>(l)];
+  const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
+  const uint8_t* ks = static_cast<const uint8_t*>(k_out.raw());
+  const uint8_t* vs = static_cast<const uint8_t*>(v_out.raw());
+  uint8_t* k = k_buf(l);
+  uint8_t* v = v_buf(l);
+  for (int64_t r = 0; r < KV * hd; ++r)
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(k + (r * stride + n_past_ + i) * esize_, ks + (r * ar + rows[i]) * esize_, esize_);
+  for (int64_t h = 0; h < KV; ++h)
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(v + ((h * stride + n_past_ + i) * hd) * esize_, vs + ((h * ar + rows[i]) * hd) * esize_, hd * esize_);
+}
+
+void SmartMaskKvCache::evict(int64_t sink, int64_t count, const KeyRerotation& rerotation) {
+  if (sink < 0 || count < 1 || sink + count > n_past_)
+    throw_failure("KV cache: cannot evict {} entries after {} of {}", count, sink, n_past_);
+  if (rerotation.n_layers() != layout_.n_layers())
+    throw_failure("internal: key rerotation for {} layers, cache of {}", rerotation.n_layers(), layout_.n_layers());
+  const int64_t stride = cache_len(), kept = n_past_ - sink - count;
+  for (int64_t l = 0; l < layout_.n_layers(); ++l) {
+    const KvLayerShape& s = layout_.layers[static_cast<size_t>(l)];
+    uint8_t* k = k_buf(l);
+    uint8_t* v = v_buf(l);
+    for (int64_t r = 0; r < s.kv_heads * s.head_dim; ++r)
+      std::memmove(k + (r * stride + sink) * esize_, k + (r * stride + sink + count) * esize_, kept * esize_);
+    for (int64_t h = 0; h < s.kv_heads; ++h)
+      std::memmove(v + (h * stride + sink) * s.head_dim * esize_, v + (h * stride + sink + count) * s.head_dim * esize_,
+                   kept * s.head_dim * esize_);
+    rerotation.apply(l, k, element_, s.kv_heads, s.head_dim, stride, sink, sink + kept, count);
+  }
+  n_past_ -= count;
 }
 
 void SmartMaskKvCache::advance(int64_t n_update) {

@@ -5,12 +5,15 @@
 // only a byte size, so the quantized runtime stores uint8/uint16 codes with the same code.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "llm/attention_sink.h"
 
 namespace genai {
 
@@ -60,9 +63,18 @@ class SmartMaskKvCache {
   // outputs' ar need not be the current layout's (see fits()).
   bool fits(int64_t n_update) const { return n_past_ + n_update <= cache_len(); }
   void update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update);
+  // The same for the entries of `rows` (ascending positions of a path through a token tree, as
+  // lookahead decoding accepts them), stored at n_past(), n_past() + 1, ...
+  void update_rows(int64_t l, const Tensor& k_out, const Tensor& v_out, std::span<const int64_t> rows);
   void advance(int64_t n_update);
+  // Attention sink: drops the `count` entries after the first `sink` and moves the later ones
+  // down by `count` slots, their keys rotated back by `count` positions (attention_sink.h);
+  // n_past() shrinks by `count`. Failure when fewer than sink + count entries are cached.
+  void evict(int64_t sink, int64_t count, const KeyRerotation& rerotation);
 
  private:
+  // Checks the outputs of layer `l` and that `n_update` entries fit; returns their AR length.
+  int64_t check_update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) const;
   uint8_t* k_buf(int64_t l) { return k_[l].get(); }
   uint8_t* v_buf(int64_t l) { return v_[l].get(); }
 
@@ -89,6 +101,26 @@ void fill_smart_mask(T* mask, int64_t ar, int64_t context_len, int64_t n_past, T
       const bool visible = j < n_past || (j >= cache_len && j - cache_len <= i);
       row[j] = visible ? attend : masked;
     }
+  }
+}
+
+// The attention mask of a token tree (lookahead decoding) for a call at position n_past: row i
+// attends cache columns [0, n_past), its own new column and those of its ancestors, where
+// parent[i] < i is row i's parent (-1: a root, attending the cache alone besides itself).
+template <typename T>
+void fill_tree_mask(T* mask, int64_t ar, int64_t context_len, int64_t n_past, std::span<const int32_t> parent, T attend,
+                    T masked) {
+  const int64_t cache_len = context_len - ar;
+  for (int64_t i = 0; i < ar; ++i) {
+    T* row = mask + i * context_len;
+    const int32_t p = i < static_cast<int64_t>(parent.size()) ? parent[i] : -1;
+    if (p >= 0) {
+      // Ancestors are the parent's visible new columns (rows come after their parents).
+      std::copy(mask + p * context_len, mask + (p + 1) * context_len, row);
+    } else {
+      for (int64_t j = 0; j < context_len; ++j) row[j] = j < n_past ? attend : masked;
+    }
+    row[cache_len + i] = attend;
   }
 }
 

@@ -43,6 +43,11 @@ Tensor checked(const Weights& weights, const std::string& name, const Shape& sha
 
 }  // namespace
 
+std::vector<float> layer_rope_inv_freq(const ModelConfig& config, int64_t layer, int64_t context) {
+  if (!config.layer_uses_rope(layer)) return {};
+  return rope_inv_freq(config, context, config.layer_uses_local_rope(layer));
+}
+
 std::vector<float> rope_inv_freq(const ModelConfig& c, int64_t context, bool local) {
   const int64_t rd = local ? c.rotary_dims() : c.global_rotary_dims(), half = rd / 2;
   if (!local && c.global_rope_fraction > 0.0f) {

@@ -81,5 +81,8 @@ class ReferenceDecoder {
 // numbers as transformers' _compute_default/_llama3/_longrope_parameters.
 // `local`: the sliding layers' own base (gemma3's rope_local_base_freq).
 std::vector<float> rope_inv_freq(const ModelConfig& config, int64_t context = 0, bool local = false);
+// Those `layer`'s keys are rotated with (its local or global kind) in graphs of `context`
+// positions; empty for a layer without RoPE.
+std::vector<float> layer_rope_inv_freq(const ModelConfig& config, int64_t layer, int64_t context);
 
 }  // namespace genai

@@ -239,6 +239,10 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("top_p", T::kFloat, 0.9, "Nucleus sampling probability mass", P | R), "sampling")));
   t.push_back(ours(note(opt("max_new_tokens", T::kInt, None, "Stop after this many generated tokens (default: up to max_seq_len)", P | R),
                         "generation limit")));
+  t.push_back(ours(note(opt("chat", T::kFlag, false,
+                            "Interactive chat: read each prompt as a line from stdin (after any --prompt turns), stream "
+                            "the answer, keep the KV cache between turns; end of input (Ctrl-D) ends it", R),
+                        "interactive conversation")));
   t.push_back(ours(note(opt("eval_text", T::kString, None, "Text file for perplexity / SQNR evaluation", P | R), "evaluation text")));
   t.push_back(ours(note(choices(opt("skip_stages", T::kStringList, None,
                                     "Pipeline stages to skip (a skipped stage hands on an empty output)", P),

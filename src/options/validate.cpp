@@ -1,5 +1,10 @@
 #include "options/validate.h"
 
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "options/quant_recipe_option.h"
 #include "target/backend_type.h"
@@ -30,6 +35,13 @@ int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram) {
   int64_t p = 1;
   while (p < n) p <<= 1;
   return p;
+}
+
+std::optional<std::pair<int64_t, int64_t>> attention_sink_values(const OptionValues& values) {
+  const auto text = values.get_optional_string("use_attention_sink");
+  if (!text) return std::nullopt;
+  const size_t comma = text->find(',');
+  return std::pair<int64_t, int64_t>{std::stoll(text->substr(0, comma)), std::stoll(text->substr(comma + 1))};
 }
 
 void validate(const OptionValues& v) {
@@ -86,6 +98,28 @@ void validate(const OptionValues& v) {
       throw_input_error(
           "--model_mode lookahead needs --max_context_len ({}) > next_pow2((--window + --gcap) * (--ngram - 1)) = {}",
           max_context_len, ar);
+    }
+  }
+  // Prebuilt programs fix the shapes: the scheduler checks the sink against theirs.
+  const bool programs_given = v.has_value("pre_gen_pte") || v.has_value("pte") ||
+                              (v.scope() == kRunScope && v.was_set("artifact"));
+  if (const auto sink = attention_sink_values(v); sink && !programs_given) {
+    // Upstream's evictor rules (AttentionSinkEvictor): SINK + EVICTION within the context, one
+    // eviction frees a whole call of each graph; ours: SINK and a call fit after evicting.
+    const auto [size, eviction] = *sink;
+    const std::string given = fmt::format("--use_attention_sink {},{}", size, eviction);
+    if (size + eviction > max_context_len)
+      throw_input_error("{}: SINK + EVICTION must be <= --max_context_len ({})", given, max_context_len);
+    std::vector<std::pair<std::string, int64_t>> ars = {{"kv_forward", 1}};
+    if (mode == "lookahead")
+      ars[0] = {"kv_forward (--model_mode lookahead: next_pow2((--window + --gcap) * (--ngram - 1)))",
+                lookahead_ar_len(v.get_int("window"), v.get_int("gcap"), v.get_int("ngram"))};
+    if (mode != "kv") ars.emplace_back("--prefill_ar_len", v.get_int("prefill_ar_len"));
+    for (const auto& [what, ar] : ars) {
+      if (eviction < ar) throw_input_error("{}: EVICTION must be >= the AR length of {} ({})", given, what, ar);
+      if (size + 2 * ar > max_context_len)
+        throw_input_error("{}: SINK + 2 x the AR length of {} ({}) must be <= --max_context_len ({})", given, what, ar,
+                          max_context_len);
     }
   }
   if (mode == "hybrid" && v.get_flag("online_prepare")) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "options/option_values.h"
 
@@ -22,6 +23,9 @@ int64_t effective_max_context_len(const OptionValues& values);
 // The tokenizer file the options name: --tokenizer, --tokenizer_model or --tokenizer_bin (at most
 // one: validate() rejects more), or nullopt.
 std::optional<std::string> tokenizer_file_option(const OptionValues& values);
+
+// --use_attention_sink SINK,EVICTION as numbers (the option table checked the form), or nullopt.
+std::optional<std::pair<int64_t, int64_t>> attention_sink_values(const OptionValues& values);
 
 // Decode-graph AR length of lookahead decoding: next_pow2((window + gcap) * (ngram - 1)).
 int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram);

@@ -14,9 +14,11 @@ void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrate
   registry.add<CompilationStrategy>(engine, [] { return make_compilation_strategy(); });
   TextSink on_text = options.on_text;
   GenerationObserver on_generation = options.on_generation;
+  PromptSource next_prompt = options.next_prompt;
   // --eval_methods tasks_eval / sqnr_eval run in the inference stage, after the generation.
-  registry.add<InferenceStrategy>(
-      engine, [on_text, on_generation] { return with_evaluation(make_inference_strategy(on_text, on_generation)); });
+  registry.add<InferenceStrategy>(engine, [on_text, on_generation, next_prompt] {
+    return with_evaluation(make_inference_strategy(on_text, on_generation, next_prompt));
+  });
 }
 
 }  // namespace genai::orchestrator

@@ -11,6 +11,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "llm/generation.h"
 #include "orchestrator/strategy_registry.h"
@@ -21,6 +23,8 @@ inline constexpr std::string_view kDefaultEngine = "executorch";
 
 // Receives the whole generation once inference finishes (`genai run` prints it as it always has).
 using GenerationObserver = std::function<void(const GenerationResult&)>;
+// The next prompt of an interactive conversation (--chat), nullopt at the end of input.
+using PromptSource = std::function<std::optional<std::string>()>;
 
 struct QuantizationSettings;  // quantization_settings.h
 
@@ -28,6 +32,8 @@ struct BuiltinStrategyOptions {
   // Receives the generated text as it is produced (the CLI streams it to stdout); empty: quiet.
   TextSink on_text;
   GenerationObserver on_generation;
+  // Where --chat reads its turns (the CLI: stdin); empty: --chat is refused.
+  PromptSource next_prompt;
   // `genai eval`'s settings for model_preparation (calibration) and quantization; null: the options'.
   std::shared_ptr<const QuantizationSettings> quantization;
 };
@@ -37,7 +43,8 @@ std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(
 std::unique_ptr<QuantizationStrategy> make_quantization_strategy(
     std::shared_ptr<const QuantizationSettings> settings = nullptr);
 std::unique_ptr<CompilationStrategy> make_compilation_strategy();
-std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {}, GenerationObserver on_generation = {});
+std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {}, GenerationObserver on_generation = {},
+                                                           PromptSource next_prompt = {});
 
 // Registers the four under kDefaultEngine and the built-in backends (compile and runtime side).
 void register_builtin_strategies(StrategyRegistry& registry, const BuiltinStrategyOptions& options = {});

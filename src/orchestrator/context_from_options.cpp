@@ -132,7 +132,9 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   const bool needs_target = (compiles || !prepares) && !lone_without_soc;
   if (needs_target && !values.has_value("soc_model"))
     missing.push_back(fmt::format("--soc_model (valid: {}; see `genai targets`)", target::valid_soc_names()));
-  if (infers && !values.has_value("prompt")) missing.push_back("--prompt");
+  // --chat reads its prompts from stdin as the run goes.
+  const bool interactive = values.get_flag("chat");
+  if (infers && !values.has_value("prompt") && !interactive) missing.push_back("--prompt");
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
@@ -146,7 +148,7 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
 
   b.with_model(model.value_or(""));
   b.with_soc(values.get_optional_string("soc_model").value_or(""));
-  b.prompt_optional(!infers);
+  b.prompt_optional(!infers || interactive);
   b.with_artifact_dir(values.get_string("artifact"));
   b.with_extra_options(values);
   return PipelineRun{std::move(skip), b.build()};

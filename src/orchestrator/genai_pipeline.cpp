@@ -156,6 +156,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.runtime_tokenizer_path = result.preparation.runtime_tokenizer_path;
     in.model = result.preparation.model;  // runs when there are no programs
     in.prompt = context.prompt();
+    in.interactive = options.get_flag("chat");
     in.inference_options = options;
     in.chat_template = result.preparation.chat_template;
     in.quantized_graphs = result.quantization.bundles;

@@ -38,6 +38,8 @@ struct Sides {
   std::string qdq_from;                          // where the encodings came from
   int64_t window = 0;                            // tokens a window holds: the programs' context
   int64_t vocab = 0;
+  // With an attention sink every side evicts, and a window holds --max_seq_len tokens.
+  std::optional<AttentionSinkOptions> sink;
 };
 
 std::string read_text(const std::filesystem::path& path) {
@@ -100,6 +102,24 @@ Sides make_sides(const InferenceInputConfig& in) {
       s.vocab = s.session[0]->vocab_size();
     }
   }
+  const options::OptionValues& o = in.inference_options;
+  nlohmann::json compiled;
+  if (s.session[2] && std::filesystem::exists(program_dir(in) / "manifest.json")) {
+    const runtime::ArtifactDir dir = runtime::open_artifact_dir(program_dir(in));
+    if (dir.has_manifest && dir.manifest.contains("options")) compiled = dir.manifest["options"];
+  }
+  s.sink = attention_sink_setting(o, compiled);
+  if (s.sink) {
+    if (s.session[2]) s.session[2]->set_attention_sink(*s.sink);
+    for (int k = 0; k < 2; ++k)
+      if (s.session[k])
+        s.session[k]->set_attention_sink(*s.sink, key_rerotation_from_model(in.model->config, go.max_context_len));
+    // Upstream's tasks_eval with a sink: sequences of max_seq_len, past the context.
+    s.window = o.get_int("max_seq_len");
+    if (!o.was_set("max_seq_len") && compiled.is_object() && compiled.contains("max_seq_len") &&
+        compiled["max_seq_len"].is_number_integer())
+      s.window = compiled["max_seq_len"].get<int64_t>();
+  }
   return s;
 }
 
@@ -161,6 +181,9 @@ nlohmann::json tasks_eval(Sides& sides, const Tokenizer& tokenizer, const EvalRe
     const std::vector<LogitsSource> sources = sources_of(sides, index);
     const WindowComparison c = compare_windows(windows, sides.vocab, sources, "tasks_eval " + task.name);
     nlohmann::json j = {{"text", task.file.string()}, {"windows", c.windows}, {"window_tokens", W},
+                        {"attention_sink", sides.sink ? nlohmann::json(fmt::format("{},{}", sides.sink->sink,
+                                                                                      sides.sink->eviction))
+                                                      : nlohmann::json(nullptr)},
                         {"eval_tokens", c.predicted_tokens}};
     for (const char* side : kSideNames) j[fmt::format("perplexity_{}", side)] = nullptr;
     for (size_t i = 0; i < index.size(); ++i) {

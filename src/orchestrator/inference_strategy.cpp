@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "llm/compiled_session.h"
+#include "llm/decoder_scheduler.h"
 #include "llm/generation.h"
 #include "llm/generation_report.h"
 #include "llm/generation_stats.h"
@@ -27,6 +28,7 @@
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
+#include "orchestrator/option_readers.h"
 #include "runtime/artifact_dir.h"
 #include "runtime/load_verification.h"
 #include "runtime/lone_program.h"
@@ -50,6 +52,7 @@ struct SessionSource {
   // Compiled programs: where they came from and what their load checked (the --json "program").
   nlohmann::json source;
   bool static_graphs = false;  // the float model's --model_mode graphs
+  nlohmann::json compiled_options;  // the options the programs were compiled with (manifest), or null
 };
 
 // The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
@@ -84,6 +87,8 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.max_context_len = info.max_context_len;
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
+  if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
+    s.compiled_options = dir.manifest["options"];
   // A lone program has nothing recording its checksum: only its structure and the hashes its
   // named-data keys carry can be checked.
   nlohmann::json checked = nlohmann::json::array({"structure"});
@@ -109,15 +114,20 @@ SessionSource float_source(const InferenceInputConfig& in) {
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
   if (!o.was_set("model_mode")) {
+    if (o.has_value("use_attention_sink"))
+      throw_input_error("--use_attention_sink evicts from the static graphs' KV cache: give --model_mode kv|hybrid too, "
+                        "or run compiled programs");
     s.session = std::make_unique<ReferenceSession>(*in.model);
     s.max_context_len = in.model->config.max_positions;
     return s;
   }
   GraphSessionOptions g;
-  g.mode = graph::model_mode_from_name(o.get_string("model_mode"));
+  g.mode = graph_mode(o);
+  g.decode_ar_len = decode_ar_len(o);
   const int64_t context = options::effective_max_context_len(o);
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
   g.prefill_ar_len = o.get_int("prefill_ar_len");
+  if (const auto sink = options::attention_sink_values(o)) g.attention_sink = AttentionSinkOptions{sink->first, sink->second};
   s.session = make_graph_session(in.model, g);
   s.max_context_len = g.max_context_len;
   s.static_graphs = true;
@@ -136,10 +146,35 @@ int64_t turn_budget(const options::OptionValues& o, const SessionSource& s) {
   return n;
 }
 
+// Lookahead decoding when --model_mode lookahead is given, or when the programs were compiled
+// with it and the run does not say otherwise; --ngram/--window/--gcap as given, else as compiled.
+const nlohmann::json* compiled_value(const SessionSource& s, const char* name) {
+  const nlohmann::json& compiled = s.compiled_options;
+  if (!compiled.is_object() || !compiled.contains(name)) return nullptr;
+  return &compiled[name];
+}
+
+std::optional<LookaheadOptions> lookahead_options(const options::OptionValues& o, const SessionSource& s) {
+  std::string mode = o.get_string("model_mode");
+  if (!o.was_set("model_mode"))
+    if (const auto* m = compiled_value(s, "model_mode"); m && m->is_string()) mode = m->get<std::string>();
+  if (mode != "lookahead") return std::nullopt;
+  auto value = [&](const char* name) {
+    if (!o.was_set(name))
+      if (const auto* v = compiled_value(s, name); v && v->is_number_integer()) return v->get<int64_t>();
+    return o.get_int(name);
+  };
+  LookaheadOptions l;
+  l.ngram = value("ngram");
+  l.window = value("window");
+  l.gcap = value("gcap");
+  return l;
+}
+
 class Inference final : public InferenceStrategy {
  public:
-  Inference(TextSink on_text, GenerationObserver on_generation)
-      : on_text_(std::move(on_text)), on_generation_(std::move(on_generation)) {}
+  Inference(TextSink on_text, GenerationObserver on_generation, PromptSource next_prompt)
+      : on_text_(std::move(on_text)), on_generation_(std::move(on_generation)), next_prompt_(std::move(next_prompt)) {}
 
   InferenceOutputConfig invoke(const PipelineContext&, const InferenceInputConfig& in, StageNotes& notes) override {
     in.check_ready();
@@ -164,6 +199,14 @@ class Inference final : public InferenceStrategy {
     g.sampler = SamplerConfig{static_cast<float>(o.get_float("temperature")), static_cast<float>(o.get_float("top_p")),
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
+    g.lookahead = lookahead_options(o, src);
+    if (programs) {
+      if (const auto sink = attention_sink_setting(o, src.compiled_options)) {
+        auto* scheduler = dynamic_cast<DecoderScheduler*>(src.session.get());
+        if (!scheduler) throw_input_error("--use_attention_sink: {} runs without our KV cache scheduler", src.program);
+        scheduler->set_attention_sink(*sink);
+      }
+    }
     // A bar only when the text is not streamed to the same terminal.
     std::unique_ptr<ProgressBar> bar;
     TextSink sink = on_text_;
@@ -171,9 +214,13 @@ class Inference final : public InferenceStrategy {
       bar = std::make_unique<ProgressBar>("generating", g.max_new_tokens * static_cast<int64_t>(g.prompts.size()));
       sink = [&bar](std::string_view) { bar->advance(); };
     }
-    GenerationResult result = generate(*src.session, *src.tokenizer, chat.format, g, sink);
+    GenerationResult result =
+        in.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
+                       : generate(*src.session, *src.tokenizer, chat.format, g, sink);
+    if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
+      result.stats.evictions = scheduler->evictions();
     if (bar) bar->finish();
-    if (on_text_) on_text_("\n");  // end the streamed answer before the stage's log line
+    if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
     result.stats.load_ms = load_ms;
     if (on_generation_) on_generation_(result);
 
@@ -204,15 +251,33 @@ class Inference final : public InferenceStrategy {
   }
 
  private:
+  // --chat: the given prompts, then one turn per line from the prompt source until it ends; the
+  // cache carries over, so each turn prefills only its own text.
+  GenerationResult converse(DecoderSession& session, const Tokenizer& tokenizer, ChatFormat format,
+                            const GenerationOptions& g, const TextSink& sink, const std::vector<std::string>& given) {
+    if (!next_prompt_) throw_input_error("--chat reads its prompts from a terminal: use genai run");
+    Conversation conversation(session, tokenizer, format, g);
+    auto turn = [&](const std::string& prompt) {
+      conversation.turn(prompt, sink);
+      if (sink) sink("\n");
+    };
+    for (const auto& p : given) turn(p);
+    while (const std::optional<std::string> line = next_prompt_())
+      if (line->find_first_not_of(" \t\r") != std::string::npos) turn(*line);
+    return conversation.result();
+  }
+
   TextSink on_text_;
   GenerationObserver on_generation_;
+  PromptSource next_prompt_;
 };
 
 }  // namespace
 
-std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text, GenerationObserver on_generation) {
+std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text, GenerationObserver on_generation,
+                                                           PromptSource next_prompt) {
   backends::register_builtin_backends();  // idempotent: the stage also works when run alone
-  return std::make_unique<Inference>(std::move(on_text), std::move(on_generation));
+  return std::make_unique<Inference>(std::move(on_text), std::move(on_generation), std::move(next_prompt));
 }
 
 }  // namespace genai::orchestrator

@@ -9,9 +9,27 @@ namespace genai::orchestrator {
 
 graph::ModelMode graph_mode(const options::OptionValues& v) {
   const std::string& mode = v.get_string("model_mode");
-  if (mode == "lookahead")
-    throw_input_error("--model_mode lookahead: lookahead decoding graphs are not built natively; use kv or hybrid");
-  return graph::model_mode_from_name(mode);
+  // Lookahead decoding runs hybrid's two graphs; only kv_forward's AR length differs.
+  return mode == "lookahead" ? graph::ModelMode::kHybrid : graph::model_mode_from_name(mode);
+}
+
+int64_t decode_ar_len(const options::OptionValues& v) {
+  if (v.get_string("model_mode") != "lookahead") return 1;
+  return options::lookahead_ar_len(v.get_int("window"), v.get_int("gcap"), v.get_int("ngram"));
+}
+
+std::optional<AttentionSinkOptions> attention_sink_setting(const options::OptionValues& v, const nlohmann::json& compiled) {
+  std::optional<std::pair<int64_t, int64_t>> values = options::attention_sink_values(v);
+  if (!values && !v.was_set("use_attention_sink") && compiled.is_object() && compiled.contains("use_attention_sink") &&
+      compiled["use_attention_sink"].is_string()) {
+    // Read back through the option table, so a hand-edited manifest meets the same checks.
+    options::OptionValues from_manifest(options::kRunScope);
+    from_manifest.set_from_text("use_attention_sink", {compiled["use_attention_sink"].get<std::string>()},
+                                options::OptionSource::kConfigFile);
+    values = options::attention_sink_values(from_manifest);
+  }
+  if (!values) return std::nullopt;
+  return AttentionSinkOptions{values->first, values->second};
 }
 
 graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& v) {
@@ -19,6 +37,7 @@ graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& v)
   g.mode = graph_mode(v);
   g.max_context_len = options::effective_max_context_len(v);
   g.prefill_ar_len = v.get_int("prefill_ar_len");
+  g.decode_ar_len = decode_ar_len(v);
   return g;
 }
 

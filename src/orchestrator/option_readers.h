@@ -1,19 +1,32 @@
 // Typed views of the option set shared by the built-in strategies.
 #pragma once
 
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
 #include "graph/decoder_graphs.h"
+#include "llm/attention_sink.h"
 #include "options/option_values.h"
 #include "quant/calibration.h"
 
 namespace genai::orchestrator {
 
-// --model_mode as a graph mode; lookahead is an InputError (its graphs are not built natively).
+// --model_mode as a graph mode (lookahead builds hybrid's graphs).
 graph::ModelMode graph_mode(const options::OptionValues& values);
+// kv_forward's AR length: 1, or with --model_mode lookahead
+// next_pow2((--window + --gcap) * (--ngram - 1)).
+int64_t decode_ar_len(const options::OptionValues& values);
 // The decoder graphs the options describe: mode, --max_context_len (default --max_seq_len),
-// --prefill_ar_len.
+// --prefill_ar_len, the decode AR length.
 graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& values);
 // Calibration text: --calib_samples files (else text sampled from the float model), --seed; two
 // windows of 128 tokens (at most the context length), as `genai eval` calibrates by default.
 quant::CalibrationOptions calibration_options(const options::OptionValues& values);
+
+// --use_attention_sink as given, else as the programs were compiled with it (`compiled`: their
+// manifest's "options", or null).
+std::optional<AttentionSinkOptions> attention_sink_setting(const options::OptionValues& values,
+                                                           const nlohmann::json& compiled);
 
 }  // namespace genai::orchestrator

@@ -166,6 +166,7 @@ class Quantization final : public QuantizationStrategy {
       qo.mode = go.mode;
       qo.max_context_len = go.max_context_len;
       qo.prefill_ar_len = go.prefill_ar_len;
+      qo.decode_ar_len = go.decode_ar_len;
       qo.recipe = in.quant_recipe ? quant::recipe_from_choice(*in.quant_recipe)
                                   : default_recipe_for(*in.model, o.get_optional_string("decoder_model").value_or(""));
       if (qo.recipe.is_float())

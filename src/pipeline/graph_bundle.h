@@ -32,8 +32,9 @@ struct InputSpec {
   bool operator==(const InputSpec&) const = default;
 };
 
-// Bundle metadata, e.g. constant-method values (get_max_seq_len -> 512, get_logits_scale -> 0.1).
-using MetadataValue = std::variant<int64_t, double, bool, std::string>;
+// Bundle metadata, e.g. constant-method values (get_max_seq_len -> 512, get_logits_scale -> 0.1,
+// get_rope_inv_freq_0 -> a list).
+using MetadataValue = std::variant<int64_t, double, bool, std::string, std::vector<double>>;
 using Metadata = std::map<std::string, MetadataValue>;
 
 // Element types of the quantized graph I/O by tensor name (KV uint8/uint16, logits and mask

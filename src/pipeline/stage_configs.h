@@ -95,6 +95,9 @@ struct InferenceInputConfig {
   // The prepared float model, run directly when there are no programs (`genai run --checkpoint`).
   std::shared_ptr<const Model> model;
   std::vector<std::string> prompt;
+  // Further prompts come from the strategy's prompt source as the run goes (--chat): `prompt`
+  // may be empty.
+  bool interactive = false;
   options::OptionValues inference_options;
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.

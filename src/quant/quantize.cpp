@@ -43,6 +43,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   go.mode = o.mode;
   go.max_context_len = o.max_context_len;
   go.prefill_ar_len = o.prefill_ar_len;
+  go.decode_ar_len = o.decode_ar_len;
   QuantizedModel q;
   q.recipe = fit_recipe_to_model(o.recipe, model->config);
   q.graphs = graph::build_decoder_graphs(model, go);

@@ -21,6 +21,7 @@ struct QuantizeOptions {
   graph::ModelMode mode = graph::ModelMode::kHybrid;
   int64_t max_context_len = 512;
   int64_t prefill_ar_len = 32;
+  int64_t decode_ar_len = 1;  // kv_forward's AR (lookahead decoding: its token tree)
   Recipe recipe;
   CalibrationOptions calibration;  // calibration.context_len is clamped to max_context_len
   // Calibration windows prepared earlier (the pipeline's preparation stage), all of one length

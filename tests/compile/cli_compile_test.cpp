@@ -227,7 +227,9 @@ TEST(CompileCli, UnsupportedCombinationsExit2NamingSocOptionOrOp) {
       {{"--soc_model", "SM8350", "--use_fp16"}, {"float16", "--use_fp16", "SM8350"}},
       {{"--soc_model", "SM8650", "--backend", "gpu", "--quant_recipe", "16a8w"}, {"--backend gpu", "--quant_recipe"}},
       {{"--soc_model", "SM9999"}, {"SM9999", "--soc_model", "SM8650"}},
-      {{"--soc_model", "SM8650", "--model_mode", "lookahead", "--max_seq_len", "128"}, {"--model_mode", "lookahead"}},
+      // The lookahead tree (next_pow2((8 + 8) * 4) = 64 rows) must leave room in the context.
+      {{"--soc_model", "SM8650", "--model_mode", "lookahead", "--max_seq_len", "64"},
+       {"--model_mode lookahead", "--max_context_len (64)", "--window", "--gcap", "--ngram"}},
   };
   for (const BadCase& c : cases) {
     const std::string out = dir.file("bad");

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/sampler.h"
 #include "graph/decoder_graphs.h"
+#include "graph/char_tokenizer.h"
 #include "graph/random_model.h"
 #include "llm/generation.h"
 #include "llm/graph_decoder.h"
@@ -22,6 +23,7 @@ namespace {
 using graph::ModelMode;
 using graph_testing::random_model;
 using graph_testing::random_tokens;
+using graph_testing::CharTokenizer;
 
 // max |a - b| / max |b| over the rows compared.
 double relative_error(std::span<const float> got, std::span<const float> want) {
@@ -276,31 +278,6 @@ TEST(GraphDecoder, RejectsBadOptions) {
   EXPECT_THROW(make_graph_session(model, {ModelMode::kKv, 1, 1}), InputError);
   EXPECT_THROW(graph::model_mode_from_name("lookahead"), InputError);
 }
-
-// A character tokenizer over the random model's 83 ids: 0 unknown, 1 BOS, 2 EOS, 3.. = '!'...
-class CharTokenizer : public Tokenizer {
- public:
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool) const override {
-    std::vector<int32_t> ids;
-    if (add_bos) ids.push_back(1);
-    for (char c : text) ids.push_back(c >= '!' && c < '!' + 80 ? c - '!' + 3 : 0);
-    return ids;
-  }
-  std::string decode(std::span<const int32_t> ids) const override {
-    std::string s;
-    for (int32_t id : ids) s += token_bytes(-1, id);
-    return s;
-  }
-  std::string token_bytes(int32_t, int32_t id) const override {
-    return id >= 3 ? std::string(1, static_cast<char>('!' + id - 3)) : std::string();
-  }
-  int32_t vocab_size() const override { return 83; }
-  int32_t bos_id() const override { return 1; }
-  int32_t eos_id() const override { return 2; }
-  std::vector<int32_t> stop_ids() const override { return {2}; }
-  int32_t special_id(std::string_view) const override { return -1; }
-  std::string kind() const override { return "test-chars"; }
-};
 
 TEST(GraphDecoder, GenerationLoopProducesTheReferenceTokensAndText) {
   auto model = random_model({.seed = 3});

@@ -111,7 +111,7 @@ const std::set<std::string> kOurs = {"quant_recipe", "quant_block_size", "json",
                                      "max_new_tokens", "eval_text", "lowering", "skip_stages",
                                      "scalar_kernels", "backend_profile", "backend_fuse_kv",
                                      "no_verify", "pte", "tokenizer", "quant_override", "quant_recipe_file",
-                                     "seq_mse_candidates", "rotation", "gptq"};
+                                     "seq_mse_candidates", "rotation", "gptq", "chat"};
 
 // Deliberate differences (also listed in docs/options.md):
 // - decoder_model and prompt are required upstream; natively the checkpoint identifies the

@@ -47,6 +47,35 @@ TEST(Validate, ContextAtLeastSeqLenWithoutAttentionSink) {
   EXPECT_EQ(violation(v), "");
 }
 
+// Upstream's evictor rules (SINK + EVICTION within the context; EVICTION at least every graph's
+// AR length) and ours (room for a call after the sink), each naming the option and the bound.
+TEST(Validate, AttentionSinkRules) {
+  auto with = [](const std::string& mode, const std::string& sink, int64_t context) {
+    OptionValues v;
+    v.set("model_mode", mode);
+    v.set("max_context_len", context);
+    v.set("max_seq_len", int64_t{1024});
+    v.set("prefill_ar_len", int64_t{32});
+    v.set("use_attention_sink", sink);
+    return violation(v);
+  };
+  EXPECT_EQ(with("hybrid", "4,32", 256), "");
+  EXPECT_EQ(with("kv", "4,1", 256), "");
+  std::string m = with("hybrid", "4,16", 256);
+  EXPECT_NE(m.find("--use_attention_sink 4,16"), std::string::npos) << m;
+  EXPECT_NE(m.find("--prefill_ar_len"), std::string::npos) << m;
+  m = with("hybrid", "200,64", 256);
+  EXPECT_NE(m.find("SINK + EVICTION"), std::string::npos) << m;
+  EXPECT_NE(m.find("--max_context_len (256)"), std::string::npos) << m;
+  m = with("hybrid", "200,32", 256);  // 200 + 2 x 32 > 256: no room for a prefill call
+  EXPECT_NE(m.find("SINK + 2 x"), std::string::npos) << m;
+  // Lookahead: EVICTION covers the tree (next_pow2((8 + 8) * 4) = 64 rows by default).
+  m = with("lookahead", "4,32", 256);
+  EXPECT_NE(m.find("--model_mode lookahead"), std::string::npos) << m;
+  EXPECT_NE(m.find("(64)"), std::string::npos) << m;
+  EXPECT_EQ(with("lookahead", "4,64", 256), "");
+}
+
 // The runner clamps seq_len to the context (upstream's C++ runner does), so `genai run` with only
 // --max_context_len is valid; giving both lengths explicitly still applies the export-time rule.
 TEST(Validate, RunScopeClampsSeqLenToTheContextUnlessBothAreGiven) {

@@ -1,0 +1,153 @@
+#include "llm/lookahead_decoding.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace genai {
+
+void LookaheadOptions::validate(int64_t capacity) const {
+  if (window < 1 || gcap < 1 || ngram < 2)
+    throw_input_error("--model_mode lookahead needs --window >= 1, --gcap >= 1 and --ngram >= 2 (got {}, {}, {})", window,
+                      gcap, ngram);
+  if (tree_rows() > capacity)
+    throw_input_error("--model_mode lookahead: (--window {} + --gcap {}) * (--ngram {} - 1) = {} rows exceed the {} of "
+                      "the program's kv_forward (its AR length); compile with these values or pass smaller ones",
+                      window, gcap, ngram, tree_rows(), capacity);
+}
+
+LookaheadDecoder::LookaheadDecoder(TreeDecoderSession& session, const LookaheadOptions& options, uint64_t seed)
+    : session_(session), o_(options), rng_(seed) {
+  o_.validate(session.tree_capacity());
+  branch_.assign(static_cast<size_t>(o_.ngram - 1), std::vector<int32_t>(static_cast<size_t>(o_.window), 0));
+}
+
+void LookaheadDecoder::start(std::span<const int32_t> context) {
+  if (context.empty()) return;
+  if (!started_) {
+    // As upstream: the Jacobi iterations start from tokens of the prompt (its first, usually
+    // BOS, only when it is all there is).
+    const size_t first = context.size() > 1 ? 1 : 0, n = context.size() - first;
+    for (auto& level : branch_)
+      for (int32_t& t : level) t = context[first + static_cast<size_t>(rng_.next() % n)];
+    started_ = true;
+  }
+  // A new turn extends the conversation; anything else (a reset session) starts the history over.
+  const bool extends = history_.size() <= context.size() && std::equal(history_.begin(), history_.end(), context.begin());
+  const size_t from = extends ? history_.size() : 0;
+  history_.assign(context.begin(), context.end());
+  pool_history(from);
+}
+
+void LookaheadDecoder::pool_gram(int32_t first, const std::vector<int32_t>& gram) {
+  Pool& p = pool_[first];
+  if (std::find(p.grams.begin(), p.grams.end(), gram) != p.grams.end()) return;
+  if (p.grams.size() < static_cast<size_t>(o_.gcap)) {
+    p.grams.push_back(gram);
+  } else {
+    p.grams[p.head] = gram;
+    p.head = (p.head + 1) % p.grams.size();
+  }
+}
+
+void LookaheadDecoder::pool_history(size_t from) {
+  const size_t L = static_cast<size_t>(o_.ngram - 1);
+  if (history_.size() <= L) return;
+  std::vector<int32_t> gram(L);
+  // The gram starting at s ends at s + L.
+  for (size_t s = from > L ? from - L : 0; s + L < history_.size(); ++s) {
+    std::copy(history_.begin() + static_cast<std::ptrdiff_t>(s + 1),
+              history_.begin() + static_cast<std::ptrdiff_t>(s + 1 + L), gram.begin());
+    pool_gram(history_[s], gram);
+  }
+}
+
+void LookaheadDecoder::build_tree(int32_t current) {
+  const int64_t W = o_.window, L = o_.ngram - 1;
+  tokens_.clear();
+  depth_.clear();
+  parent_.clear();
+  auto add = [&](int32_t token, int32_t depth, int32_t parent) {
+    tokens_.push_back(token);
+    depth_.push_back(depth);
+    parent_.push_back(parent);
+  };
+  // Level 0: the current token, then the rest of the first level as one causal chain.
+  for (int64_t j = 0; j < W; ++j) add(j == 0 ? current : branch_[0][j], static_cast<int32_t>(j), static_cast<int32_t>(j - 1));
+  // Level i, column j: one step further than level i-1 of the same column.
+  for (int64_t i = 1; i < L; ++i)
+    for (int64_t j = 0; j < W; ++j)
+      add(branch_[i][j], static_cast<int32_t>(i + j), static_cast<int32_t>((i - 1) * W + j));
+  // Verification: each pooled n-gram after the current token's row.
+  guesses_.clear();
+  if (auto it = pool_.find(current); it != pool_.end()) {
+    for (size_t g = 0; g < it->second.grams.size() && g < static_cast<size_t>(o_.gcap); ++g) {
+      const auto& gram = it->second.grams[g];
+      for (int64_t j = 0; j < L; ++j) {
+        const int32_t here = static_cast<int32_t>(tokens_.size());
+        add(gram[j], static_cast<int32_t>(j + 1), j == 0 ? 0 : here - 1);
+      }
+      guesses_.push_back(g);
+    }
+  }
+}
+
+void LookaheadDecoder::advance_branch(int32_t current) {
+  // Column j's n-gram: its level-0 token (the current token for column 0), then the levels
+  // above it after the shift, the last one freshly predicted. Logits are read before the pool
+  // changes: the rows of this call are still in the session.
+  const int64_t W = o_.window, L = o_.ngram - 1;
+  std::vector<int32_t> first(static_cast<size_t>(W));
+  for (int64_t j = 0; j < W; ++j) first[j] = j == 0 ? current : branch_[0][j];
+  for (int64_t i = 0; i + 1 < L; ++i) branch_[i] = branch_[i + 1];
+  for (int64_t j = 0; j < W; ++j) branch_[L - 1][j] = argmax(session_.tree_logits((L - 1) * W + j));
+  std::vector<int32_t> gram(static_cast<size_t>(L));
+  for (int64_t j = 0; j < W; ++j) {
+    for (int64_t i = 0; i < L; ++i) gram[i] = branch_[i][j];
+    pool_gram(first[j], gram);
+  }
+}
+
+std::vector<int32_t> LookaheadDecoder::step(int32_t current, Sampler& sampler, int64_t limit,
+                                            const std::function<bool(int32_t)>& stop) {
+  if (limit < 1) throw_failure("internal: lookahead step with a limit of {}", limit);
+  // Guesses beyond what may be accepted cost rows for nothing; the limit also keeps every
+  // accepted row inside the context.
+  build_tree(current);
+  session_.forward_tree(tokens_, depth_, parent_);
+  ++stats_.calls;
+
+  const int64_t W = o_.window, L = o_.ngram - 1;
+  std::vector<int32_t> out;
+  std::vector<int64_t> rows{0};  // rows whose entries join the cache: one per produced token
+  std::vector<bool> active(guesses_.size(), true);
+  int64_t row = 0;
+  for (int64_t v = 0;; ++v) {
+    const int32_t token = sampler.sample(session_.tree_logits(row));
+    out.push_back(token);
+    if (v == 0) advance_branch(current);
+    if (stop(token) || static_cast<int64_t>(out.size()) >= limit || v == L) break;
+    // The first guess still in agreement whose next token is this one continues the path.
+    int64_t next_row = -1;
+    for (size_t g = 0; g < guesses_.size(); ++g) {
+      const int64_t r = W * L + static_cast<int64_t>(g) * L + v;  // guess g's token at depth v+1
+      active[g] = active[g] && tokens_[r] == token;
+      if (active[g] && next_row < 0) next_row = r;
+    }
+    if (next_row < 0) break;
+    row = next_row;
+    rows.push_back(row);
+    ++stats_.accepted;
+  }
+  // The last token's entry is computed by the next call, as in plain decoding.
+  session_.accept_tree_rows(rows);
+  // The history gains the current token and the accepted ones; their n-grams join the pool.
+  const size_t before = history_.size();
+  history_.push_back(current);
+  history_.insert(history_.end(), out.begin(), out.end() - 1);
+  pool_history(before);
+  stats_.tokens += static_cast<int64_t>(out.size());
+  return out;
+}
+
+}  // namespace genai

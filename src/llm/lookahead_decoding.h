@@ -1,0 +1,83 @@
+// Lookahead decoding (Fu et al., 2024; upstream's LhdTokenGenerator): each decode call runs one
+// token tree through kv_forward (AR = next_pow2((window + gcap) * (ngram - 1))):
+//   - the lookahead branch, ngram-1 levels of `window` tokens: Jacobi iterations whose columns,
+//     read top to bottom, become n-gram candidates for the pool;
+//   - the verification branch, up to `gcap` pooled n-grams that start with the current token.
+// The current token's row gives the next token; while a pooled n-gram agrees with what was
+// sampled, its rows give the tokens after it, so one call can yield up to `ngram` tokens. Every
+// token is still sampled from the logits of its own exact prefix, so the output equals plain
+// decoding's (the same tokens under greedy, the same draws of the same sampler otherwise).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/random.h"
+#include "core/sampler.h"
+#include "llm/decoder_session.h"
+
+namespace genai {
+
+struct LookaheadOptions {
+  int64_t ngram = 5;   // --ngram: tokens per verified n-gram, the current one included
+  int64_t window = 8;  // --window: columns of the lookahead branch
+  int64_t gcap = 8;    // --gcap: pooled n-grams verified per call
+  // Rows of the tree: (window + gcap) * (ngram - 1), at most the decode method's AR length.
+  int64_t tree_rows() const { return (window + gcap) * (ngram - 1); }
+  // InputError naming --ngram/--window/--gcap when out of range or when the tree exceeds `capacity`.
+  void validate(int64_t capacity) const;
+};
+
+struct LookaheadStats {
+  int64_t calls = 0;     // tree calls
+  int64_t tokens = 0;    // tokens they produced
+  int64_t accepted = 0;  // of which came from verified n-grams (tokens - calls at most)
+};
+
+class LookaheadDecoder {
+ public:
+  LookaheadDecoder(TreeDecoderSession& session, const LookaheadOptions& options, uint64_t seed);
+
+  // `context`: every token in the session (the conversation so far). Seeds the lookahead
+  // branch with tokens drawn from it on first use, and pools the n-grams it contains that the
+  // pool has not seen (our addition to upstream's pool, which holds only the branch's n-grams: a
+  // reply that repeats its prompt, or itself, is verified from the first call).
+  void start(std::span<const int32_t> context);
+
+  // `current` is the last sampled token, not yet in the session. Runs one tree call and returns
+  // the tokens it yields, in order (1 to ngram), each drawn by `sampler` from its prefix's
+  // logits; stops after a token for which `stop` is true or after `limit` tokens (>= 1). The
+  // session then holds `current` and every returned token but the last.
+  std::vector<int32_t> step(int32_t current, Sampler& sampler, int64_t limit, const std::function<bool(int32_t)>& stop);
+
+  const LookaheadStats& stats() const { return stats_; }
+
+ private:
+  void build_tree(int32_t current);
+  void advance_branch(int32_t current);
+  void pool_gram(int32_t first, const std::vector<int32_t>& gram);
+  // Pools the n-grams of history_ that end at or after index `from`.
+  void pool_history(size_t from);
+
+  TreeDecoderSession& session_;
+  LookaheadOptions o_;
+  Xoshiro256 rng_;
+  bool started_ = false;
+  // branch_[level][column], levels 0 .. ngram-2.
+  std::vector<std::vector<int32_t>> branch_;
+  // Pooled n-grams (their ngram-1 tokens after the key) by first token: a ring of at most gcap.
+  struct Pool {
+    std::vector<std::vector<int32_t>> grams;
+    size_t head = 0;
+  };
+  std::unordered_map<int32_t, Pool> pool_;
+  std::vector<int32_t> history_;  // the tokens in the session, then the current one
+  std::vector<int32_t> tokens_, depth_, parent_;
+  std::vector<size_t> guesses_;  // the pool entries verified in this call, in tree order
+  LookaheadStats stats_;
+};
+
+}  // namespace genai
