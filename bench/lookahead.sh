@@ -8,7 +8,7 @@
 # Prompts: a repetitive one (the answer repeats what the prompt lists: n-grams the pool verifies)
 # and a free one.
 #
-#   bash bench/lookahead.sh [--checkpoint FILE] [--ngram 3] [--window 2] [--gcap 2]
+#   bash bench/lookahead.sh [--checkpoint FILE] [--ngram 5] [--window 1] [--gcap 1]
 #                           [--tokens 128] [--reps 3] [--threads 2] [--work DIR] [--genai build/genai]
 # Default checkpoint: the embedded default model (models/, scripts/fetch_default_model.sh).
 set -euo pipefail
@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 genai=$root/build/genai
 checkpoint=$root/models/SmolLM2-135M-Instruct.Q4_1.gguf
-ngram=3 window=2 gcap=2 tokens=128 reps=3 threads=2 work=""
+ngram=5 window=1 gcap=1 tokens=128 reps=3 threads=2 work=""
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -50,7 +50,7 @@ declare -A prompts=(
   [repetitive]="Repeat this list exactly, three times: red, green, blue, yellow, purple, orange, black, white, red, green, blue, yellow, purple, orange, black, white."
   [free]="Write a short story about a dragon who learns to paint."
 )
-printf '%-11s %12s %14s %8s %16s\n' prompt "plain tok/s" "lookahead tok/s" ratio "tokens per call"
+printf '%-11s %12s %14s %8s %22s\n' prompt "plain tok/s" "lookahead tok/s" ratio "trees/steps, tok/tree"
 for name in repetitive free; do
   plain_rates=() la_rates=() per_call=""
   for ((r = 0; r < reps; r++)); do
@@ -61,13 +61,13 @@ for name in repetitive free; do
       toks=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens"])' <<<"$out")
       if [[ $kind == plain ]]; then plain_rates+=("$rate"); plain_tokens=$toks; else
         la_rates+=("$rate"); la_tokens=$toks
-        per_call=$(python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; print("%.2f" % ((s["decode_calls"] + s["lookahead_accepted"]) / max(1, s["decode_calls"])))' <<<"$out")
+        per_call=$(python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; t=s["lookahead_calls"]; print("%d/%d, %.2f" % (t, s["decode_calls"], (t + s["lookahead_accepted"]) / max(1, t)))' <<<"$out")
       fi
     done
     [[ $plain_tokens == "$la_tokens" ]] || { echo "lookahead.sh: $name: tokens differ from plain decoding" >&2; exit 1; }
   done
   median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
   p=$(median "${plain_rates[@]}") l=$(median "${la_rates[@]}")
-  printf '%-11s %12.1f %14.1f %7.2fx %16s\n' "$name" "$p" "$l" "$(python3 -c "print($l/$p)")" "$per_call"
+  printf '%-11s %12.1f %14.1f %7.2fx %22s\n' "$name" "$p" "$l" "$(python3 -c "print($l/$p)")" "$per_call"
 done
 echo "($(lscpu | sed -n 's/^Model name: *//p'), $threads threads, $tokens tokens, median of $reps)"

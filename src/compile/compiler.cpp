@@ -110,9 +110,11 @@ pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
   switch (graph) {
     case pipeline::GraphName::kKvForward:
     case pipeline::GraphName::kPrefillForward:
+    case pipeline::GraphName::kKvForwardAr1:
       return pipeline::ArtifactKey::kTextDecoder;
     case pipeline::GraphName::kTokEmbeddingKvForward:
     case pipeline::GraphName::kTokEmbeddingPrefillForward:
+    case pipeline::GraphName::kTokEmbeddingKvForwardAr1:
       return pipeline::ArtifactKey::kTokEmbedding;
   }
   throw_failure("compile: graph {} belongs to no artifact", static_cast<int>(graph));

@@ -21,7 +21,8 @@ const std::vector<std::string>& decoder_constant_names() {
 namespace {
 
 bool is_decoder_graph(pipeline::GraphName name) {
-  return name == pipeline::GraphName::kKvForward || name == pipeline::GraphName::kPrefillForward;
+  return name == pipeline::GraphName::kKvForward || name == pipeline::GraphName::kPrefillForward ||
+         name == pipeline::GraphName::kKvForwardAr1;
 }
 
 const pipeline::InputSpec* find_input(const pipeline::GraphBundle& bundle, std::string_view name) {

@@ -345,6 +345,7 @@ GraphMap build_decoder_graphs(std::shared_ptr<const Model> model, const DecoderG
   const int64_t CL = options.max_context_len;
   std::vector<std::pair<std::string, int64_t>> wanted{{std::string(kKvForward), options.decode_ar_len}};
   if (options.mode == ModelMode::kHybrid) wanted.emplace_back(std::string(kPrefillForward), options.prefill_ar_len);
+  if (options.decode_ar_len > 1) wanted.emplace_back(std::string(kKvForwardAr1), 1);
   if (options.calibration) wanted.emplace_back(std::string(kCalibration), CL);
   GraphMap graphs;
   for (const auto& [name, ar] : wanted) {

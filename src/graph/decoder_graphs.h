@@ -19,8 +19,11 @@
 
 namespace genai::graph {
 
-inline constexpr std::string_view kKvForward = "kv_forward";            // AR-1
+inline constexpr std::string_view kKvForward = "kv_forward";            // AR-1 (lookahead: the tree)
 inline constexpr std::string_view kPrefillForward = "prefill_forward";  // AR-N
+// Ours, next to a lookahead kv_forward: one token per call, for the decode steps where no guess
+// is worth a tree (on a CPU a tree call costs several single ones).
+inline constexpr std::string_view kKvForwardAr1 = "kv_forward_ar1";
 inline constexpr std::string_view kCalibration = "calibration";         // AR-CL, quantization only
 inline constexpr float kMaskedValue = -255.0f;                          // upstream PADDING_MASK_VALUE
 // The token embedding as its own graphs (artifact key "tok_embedding"), one per decoder graph.
@@ -41,7 +44,8 @@ struct DecoderGraphOptions {
   // tok_embedding_<graph> graphs (tokens [1, ar] -> inputs_embeds) are built next to them.
   bool separate_embedding = false;
   // kv_forward's AR length: 1, or the token tree of lookahead decoding (upstream's
-  // next_pow2((window + gcap) * (ngram - 1))). Must stay below the context.
+  // next_pow2((window + gcap) * (ngram - 1))). Must stay below the context. Above 1,
+  // kv_forward_ar1 is built too.
   int64_t decode_ar_len = 1;
 };
 

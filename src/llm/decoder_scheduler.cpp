@@ -157,10 +157,21 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
                         context_len_);
     if (prefill_ar_ != kv_ar) ar_lens.push_back(prefill_ar_);
   }
+  // Beside a lookahead kv_forward, single tokens go through kv_forward_ar1 when it exists.
+  const std::string single(graph::kKvForwardAr1);
+  const bool has_single = kv_ar > 1 && runner_->has_method(single);
+  if (has_single) {
+    const auto smask = require(runner_->inputs(single), single, "atten_mask");
+    if (smask.shape != Shape{1, 1, 1, context_len_} || smask.dtype != mask_dtype_)
+      throw_input_error("{}: {} atten_mask {} is not {}[1, 1, 1, {}]", file, single, io_string(smask),
+                        dtype_name(mask_dtype_), context_len_);
+    ar_lens.push_back(1);
+  }
   const KvCacheLayout layout{kv_shapes_, context_len_};
   cache_ = std::make_unique<SmartMaskKvCache>(layout, kv_dtype_, ar_lens);
   kv_ = bind(kv);
   if (prefill_ar_ > 0) prefill_ = bind(prefill);
+  if (has_single) single_ = bind(single);
   logits_.assign(static_cast<size_t>(vocab_), 0.0f);
 }
 
@@ -327,6 +338,13 @@ void DecoderScheduler::check_ids(std::span<const int32_t> tokens) const {
     if (id < 0 || id >= vocab_) throw_input_error("decoder: token id {} outside the vocabulary of {}", id, vocab_);
 }
 
+int64_t DecoderScheduler::longest_cache_ar() const {
+  int64_t ar = kv_->ar;
+  for (const Binding* b : {prefill_.get(), single_.get()})
+    if (b) ar = std::min(ar, b->ar);
+  return ar;
+}
+
 int64_t DecoderScheduler::tree_capacity() const { return kv_->ar; }
 
 void DecoderScheduler::forward_tree(std::span<const int32_t> tokens, std::span<const int32_t> depth,
@@ -420,8 +438,8 @@ void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, st
 
   // The last call of a full context has nowhere to store its entries, and needs not: no later
   // position exists (max_context()). A chunk whose entries do not fit this layout's cache fits
-  // the decode layout.
-  if (!cache_->fits(n)) cache_->set_ar_len(kv_->ar);
+  // the layout with the longest cache.
+  if (!cache_->fits(n)) cache_->set_ar_len(longest_cache_ar());
   if (cache_->fits(n)) {
     for (int64_t l = 0; l < n_layers_; ++l) cache_->update(l, b.k_out[l], b.v_out[l], n);
     cache_->advance(n);
@@ -451,9 +469,12 @@ void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<floa
     }
   }
   while (i < n) {
-    const int64_t take = std::min(kv_->ar, n - i);
-    make_room(kv_->ar, take);
-    run_chunk(*kv_, tokens.subspan(i, take), all);
+    // A last single token through kv_forward_ar1 when there is one: a tree-sized call for one
+    // token costs several.
+    Binding& b = single_ && n - i == 1 ? *single_ : *kv_;
+    const int64_t take = std::min(b.ar, n - i);
+    make_room(b.ar, take);
+    run_chunk(b, tokens.subspan(i, take), all);
     ++kv_calls_;
     i += take;
   }

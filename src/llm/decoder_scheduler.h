@@ -47,6 +47,7 @@ class DecoderScheduler : public TreeDecoderSession {
 
   // Token trees through kv_forward (decoder_session.h).
   int64_t tree_capacity() const override;
+  bool has_single_token_method() const override { return single_ != nullptr; }
   void forward_tree(std::span<const int32_t> tokens, std::span<const int32_t> depth,
                     std::span<const int32_t> parent) override;
   std::span<const float> tree_logits(int64_t row) override;
@@ -76,6 +77,8 @@ class DecoderScheduler : public TreeDecoderSession {
   void process(std::span<const int32_t> tokens, std::vector<float>* all);
   void dequantize_row(const Binding& b, int64_t row, float* out) const;
   void check_ids(std::span<const int32_t> tokens) const;
+  // The AR length of the layout with the longest cache (the smallest of the methods').
+  int64_t longest_cache_ar() const;
   // With an attention sink: evicts until `take` new entries fit the cache of a method of AR `ar`.
   void make_room(int64_t ar, int64_t take);
 
@@ -87,7 +90,7 @@ class DecoderScheduler : public TreeDecoderSession {
   float logits_scale_ = 1.0f;
   int32_t logits_zero_point_ = 0;
   std::unique_ptr<SmartMaskKvCache> cache_;
-  std::unique_ptr<Binding> kv_, prefill_;
+  std::unique_ptr<Binding> kv_, prefill_, single_;  // single_: kv_forward_ar1, when kv_forward takes trees
   int64_t position_ = 0, kv_calls_ = 0, prefill_calls_ = 0;
   int64_t tree_rows_ = 0;  // rows of the last forward_tree (0: none since the cache changed)
   std::vector<float> logits_;

@@ -32,6 +32,8 @@ class TreeDecoderSession : public DecoderSession {
  public:
   // Rows one tree call holds (kv_forward's AR length).
   virtual int64_t tree_capacity() const = 0;
+  // True when forward() of one token costs less than a tree call (a method of its own).
+  virtual bool has_single_token_method() const = 0;
   // Runs the tree after the cache: row i holds tokens[i] at position position() + depth[i] and
   // attends the cache, itself and its ancestors (parent[i] < i; -1: a root). Nothing enters the
   // cache until accept_tree_rows. InputError for more rows than tree_capacity() or a bad id.

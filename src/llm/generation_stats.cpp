@@ -14,9 +14,11 @@ double peak_rss_mb() {
 
 std::string format_stats(const GenerationStats& s, double rss_mb) {
   const std::string lookahead =
-      s.lookahead_calls > 0 ? fmt::format("lookahead: {} calls, {:.2f} tokens per call, {} from verified n-grams\n",
-                                          s.lookahead_calls, static_cast<double>(s.decode_tokens) / s.lookahead_calls,
-                                          s.lookahead_accepted)
+      s.lookahead_calls > 0
+          ? fmt::format("lookahead: {} tree calls of {} steps, {:.2f} tokens per tree, {} from verified n-grams\n",
+                        s.lookahead_calls, s.decode_steps,
+                        static_cast<double>(s.lookahead_calls + s.lookahead_accepted) / s.lookahead_calls,
+                        s.lookahead_accepted)
                             : std::string();
   const std::string sink =
       s.evictions > 0 ? fmt::format("attention sink: {} evictions\n", s.evictions) : std::string();

@@ -14,7 +14,7 @@ GraphMethodRunner::GraphMethodRunner(std::unique_ptr<graph::GraphExecutor> execu
 std::vector<std::string> GraphMethodRunner::method_names() const {
   // An executor does not list its graphs; the names a decoder uses are all the scheduler asks for.
   std::vector<std::string> names;
-  for (std::string_view base : {graph::kKvForward, graph::kPrefillForward}) {
+  for (std::string_view base : {graph::kKvForward, graph::kPrefillForward, graph::kKvForwardAr1}) {
     for (const std::string& n : {std::string(base), std::string(graph::kTokEmbeddingPrefix) + std::string(base)})
       if (executor_->has_graph(n)) names.push_back(n);
   }

@@ -1,6 +1,7 @@
 #include "llm/lookahead_decoding.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
 
@@ -20,6 +21,8 @@ LookaheadDecoder::LookaheadDecoder(TreeDecoderSession& session, const LookaheadO
     : session_(session), o_(options), rng_(seed) {
   o_.validate(session.tree_capacity());
   branch_.assign(static_cast<size_t>(o_.ngram - 1), std::vector<int32_t>(static_cast<size_t>(o_.window), 0));
+  // Optimistic until measured: a continuation seen before is expected to hold entirely.
+  tree_tokens_[1] = static_cast<double>(o_.ngram);
 }
 
 void LookaheadDecoder::start(std::span<const int32_t> context) {
@@ -78,18 +81,39 @@ void LookaheadDecoder::build_tree(int32_t current) {
   for (int64_t i = 1; i < L; ++i)
     for (int64_t j = 0; j < W; ++j)
       add(branch_[i][j], static_cast<int32_t>(i + j), static_cast<int32_t>((i - 1) * W + j));
-  // Verification: each pooled n-gram after the current token's row.
-  guesses_.clear();
-  if (auto it = pool_.find(current); it != pool_.end()) {
-    for (size_t g = 0; g < it->second.grams.size() && g < static_cast<size_t>(o_.gcap); ++g) {
-      const auto& gram = it->second.grams[g];
-      for (int64_t j = 0; j < L; ++j) {
-        const int32_t here = static_cast<int32_t>(tokens_.size());
-        add(gram[j], static_cast<int32_t>(j + 1), j == 0 ? 0 : here - 1);
-      }
-      guesses_.push_back(g);
+  // Verification: each guess (find_guesses) after the current token's row.
+  for (const auto& gram : guesses_) {
+    for (int64_t j = 0; j < L; ++j) {
+      const int32_t here = static_cast<int32_t>(tokens_.size());
+      add(gram[j], static_cast<int32_t>(j + 1), j == 0 ? 0 : here - 1);
     }
   }
+}
+
+void LookaheadDecoder::find_guesses(int32_t current) {
+  const size_t L = static_cast<size_t>(o_.ngram - 1), cap = static_cast<size_t>(o_.gcap);
+  guesses_.clear();
+  // First what followed the last time the conversation held the two previous tokens and this
+  // one (the pool's key is the current token alone, which a reply that repeats a list or its
+  // prompt has many different continuations of; free text repeats three tokens far less often).
+  const size_t n = history_.size();
+  matched_ = false;
+  if (n > L + 2) {
+    const int32_t prev = history_[n - 1], prev2 = history_[n - 2];
+    for (size_t i = n - 1 - L; i >= 2; --i) {
+      if (history_[i] == current && history_[i - 1] == prev && history_[i - 2] == prev2) {
+        guesses_.emplace_back(history_.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                              history_.begin() + static_cast<std::ptrdiff_t>(i + 1 + L));
+        matched_ = true;
+        break;
+      }
+    }
+  }
+  if (auto it = pool_.find(current); it != pool_.end())
+    for (const auto& gram : it->second.grams) {
+      if (guesses_.size() >= cap) break;
+      if (std::find(guesses_.begin(), guesses_.end(), gram) == guesses_.end()) guesses_.push_back(gram);
+    }
 }
 
 void LookaheadDecoder::advance_branch(int32_t current) {
@@ -108,11 +132,47 @@ void LookaheadDecoder::advance_branch(int32_t current) {
   }
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+// Moving average: recent calls weigh most (the cost of a call changes with the context filled).
+void blend(double& average, double value) { average = average == 0.0 ? value : 0.8 * average + 0.2 * value; }
+// A tree after this many skipped ones times the cost of a tree in single calls, to keep measuring
+// at a cost of about 1/16 of the time.
+constexpr double kExploreEvery = 16.0;
+
+}  // namespace
+
+bool LookaheadDecoder::tree_pays(int32_t current) {
+  find_guesses(current);
+  if (!session_.has_single_token_method()) return true;
+  if (guesses_.empty()) return false;
+  // Unmeasured costs: try both.
+  if (tree_ms_ == 0.0 || single_ms_ == 0.0 || tree_tokens_[matched_] * single_ms_ > tree_ms_ ||
+      static_cast<double>(++skipped_) >= kExploreEvery * std::max(1.0, tree_ms_ / single_ms_)) {
+    skipped_ = 0;
+    return true;
+  }
+  return false;
+}
+
+std::vector<int32_t> LookaheadDecoder::single_step(int32_t current, Sampler& sampler) {
+  const auto t0 = Clock::now();
+  const int32_t token = sampler.sample(session_.forward(std::span(&current, 1)));
+  blend(single_ms_, ms_since(t0));
+  ++stats_.single_steps;
+  history_.push_back(current);
+  pool_history(history_.size() - 1);
+  return {token};
+}
+
 std::vector<int32_t> LookaheadDecoder::step(int32_t current, Sampler& sampler, int64_t limit,
                                             const std::function<bool(int32_t)>& stop) {
   if (limit < 1) throw_failure("internal: lookahead step with a limit of {}", limit);
-  // Guesses beyond what may be accepted cost rows for nothing; the limit also keeps every
-  // accepted row inside the context.
+  if (!tree_pays(current)) return single_step(current, sampler);
+  const auto t0 = Clock::now();
+  // (The limit keeps every accepted row inside the context.)
   build_tree(current);
   session_.forward_tree(tokens_, depth_, parent_);
   ++stats_.calls;
@@ -141,6 +201,8 @@ std::vector<int32_t> LookaheadDecoder::step(int32_t current, Sampler& sampler, i
   }
   // The last token's entry is computed by the next call, as in plain decoding.
   session_.accept_tree_rows(rows);
+  blend(tree_ms_, ms_since(t0));
+  blend(tree_tokens_[matched_], static_cast<double>(out.size()));
   // The history gains the current token and the accepted ones; their n-grams join the pool.
   const size_t before = history_.size();
   history_.push_back(current);

@@ -7,6 +7,11 @@
 // sampled, its rows give the tokens after it, so one call can yield up to `ngram` tokens. Every
 // token is still sampled from the logits of its own exact prefix, so the output equals plain
 // decoding's (the same tokens under greedy, the same draws of the same sampler otherwise).
+//
+// Where a tree call costs several single-token calls (our programs on a CPU carry
+// kv_forward_ar1 for that), a step runs the tree only when it pays: some pooled n-gram starts
+// with the current token, and the tokens recent tree calls yielded exceed their measured cost
+// in single calls (with a tree now and then to keep measuring). Otherwise it decodes one token.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +40,7 @@ struct LookaheadStats {
   int64_t calls = 0;     // tree calls
   int64_t tokens = 0;    // tokens they produced
   int64_t accepted = 0;  // of which came from verified n-grams (tokens - calls at most)
+  int64_t single_steps = 0;  // steps decoded as one token (kv_forward_ar1)
 };
 
 class LookaheadDecoder {
@@ -56,6 +62,11 @@ class LookaheadDecoder {
   const LookaheadStats& stats() const { return stats_; }
 
  private:
+  // guesses_ for the current token: the conversation's continuation after its last two tokens,
+  // then pooled n-grams, gcap at most.
+  void find_guesses(int32_t current);
+  bool tree_pays(int32_t current);
+  std::vector<int32_t> single_step(int32_t current, Sampler& sampler);
   void build_tree(int32_t current);
   void advance_branch(int32_t current);
   void pool_gram(int32_t first, const std::vector<int32_t>& gram);
@@ -75,8 +86,15 @@ class LookaheadDecoder {
   };
   std::unordered_map<int32_t, Pool> pool_;
   std::vector<int32_t> history_;  // the tokens in the session, then the current one
+  // Moving averages of the tokens per tree call and of both calls' milliseconds; steps since the
+  // last tree that skipped one although a guess existed.
+  // The tokens are averaged apart for trees whose first guess continued the last two tokens as
+  // the conversation did before (matched_) and for the others: the former are far more often right.
+  double tree_tokens_[2] = {2.0, 2.0}, tree_ms_ = 0.0, single_ms_ = 0.0;  // [1] starts at ngram
+  bool matched_ = false;
+  int64_t skipped_ = 0;
   std::vector<int32_t> tokens_, depth_, parent_;
-  std::vector<size_t> guesses_;  // the pool entries verified in this call, in tree order
+  std::vector<std::vector<int32_t>> guesses_;  // the n-grams this call verifies, in tree order
   LookaheadStats stats_;
 };
 

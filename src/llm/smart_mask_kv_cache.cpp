@@ -85,8 +85,8 @@ int64_t SmartMaskKvCache::check_update(int64_t l, const Tensor& k_out, const Ten
   return ar;
 }
 
-void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
-  const int64_t ar = check_update(l, k_out, v_out, n_update);
+void SmartMaskKvCache::copy_run(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t ar, int64_t first_row,
+                                int64_t slot, int64_t n) {
   const KvLayerShape& shape = layout_.layers[static_cast<size_t>(l)];
   const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
   const uint8_t* ks = static_cast<const uint8_t*>(k_out.raw());
@@ -94,9 +94,14 @@ void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_ou
   uint8_t* k = k_buf(l);
   uint8_t* v = v_buf(l);
   for (int64_t r = 0; r < KV * hd; ++r)
-    std::memcpy(k + (r * stride + n_past_) * esize_, ks + r * ar * esize_, n_update * esize_);
+    std::memcpy(k + (r * stride + slot) * esize_, ks + (r * ar + first_row) * esize_, n * esize_);
   for (int64_t h = 0; h < KV; ++h)
-    std::memcpy(v + (h * stride + n_past_) * hd * esize_, vs + h * ar * hd * esize_, n_update * hd * esize_);
+    std::memcpy(v + (h * stride + slot) * hd * esize_, vs + (h * ar + first_row) * hd * esize_, n * hd * esize_);
+}
+
+void SmartMaskKvCache::update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) {
+  const int64_t ar = check_update(l, k_out, v_out, n_update);
+  copy_run(l, k_out, v_out, ar, 0, n_past_, n_update);
 }
 
 void SmartMaskKvCache::update_rows(int64_t l, const Tensor& k_out, const Tensor& v_out, std::span<const int64_t> rows) {
@@ -104,18 +109,13 @@ void SmartMaskKvCache::update_rows(int64_t l, const Tensor& k_out, const Tensor&
   const int64_t ar = check_update(l, k_out, v_out, n);
   for (int64_t row : rows)
     if (row < 0 || row >= ar) throw_failure("KV cache: row {} outside the call's {} entries", row, ar);
-  const KvLayerShape& shape = layout_.layers[static_cast<size_t>(l)];
-  const int64_t KV = shape.kv_heads, hd = shape.head_dim, stride = cache_len();
-  const uint8_t* ks = static_cast<const uint8_t*>(k_out.raw());
-  const uint8_t* vs = static_cast<const uint8_t*>(v_out.raw());
-  uint8_t* k = k_buf(l);
-  uint8_t* v = v_buf(l);
-  for (int64_t r = 0; r < KV * hd; ++r)
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(k + (r * stride + n_past_ + i) * esize_, ks + (r * ar + rows[i]) * esize_, esize_);
-  for (int64_t h = 0; h < KV; ++h)
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(v + ((h * stride + n_past_ + i) * hd) * esize_, vs + ((h * ar + rows[i]) * hd) * esize_, hd * esize_);
+  // One copy per run of consecutive rows (a verified n-gram is one).
+  for (int64_t i = 0; i < n;) {
+    int64_t run = 1;
+    while (i + run < n && rows[i + run] == rows[i] + run) ++run;
+    copy_run(l, k_out, v_out, ar, rows[i], n_past_ + i, run);
+    i += run;
+  }
 }
 
 void SmartMaskKvCache::evict(int64_t sink, int64_t count, const KeyRerotation& rerotation) {

@@ -75,6 +75,9 @@ class SmartMaskKvCache {
  private:
   // Checks the outputs of layer `l` and that `n_update` entries fit; returns their AR length.
   int64_t check_update(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t n_update) const;
+  // Copies entries first_row .. first_row + n - 1 of a call of `ar` to slots slot .. slot + n - 1.
+  void copy_run(int64_t l, const Tensor& k_out, const Tensor& v_out, int64_t ar, int64_t first_row, int64_t slot,
+                int64_t n);
   uint8_t* k_buf(int64_t l) { return k_[l].get(); }
   uint8_t* v_buf(int64_t l) { return v_[l].get(); }
 

@@ -12,10 +12,12 @@ struct Name {
   GraphName graph;
   std::string_view name;
 };
-constexpr std::array<Name, 4> kNames = {{{GraphName::kKvForward, "kv_forward"},
+constexpr std::array<Name, 6> kNames = {{{GraphName::kKvForward, "kv_forward"},
                                          {GraphName::kPrefillForward, "prefill_forward"},
                                          {GraphName::kTokEmbeddingKvForward, "tok_embedding_kv_forward"},
-                                         {GraphName::kTokEmbeddingPrefillForward, "tok_embedding_prefill_forward"}}};
+                                         {GraphName::kTokEmbeddingPrefillForward, "tok_embedding_prefill_forward"},
+                                         {GraphName::kKvForwardAr1, "kv_forward_ar1"},
+                                         {GraphName::kTokEmbeddingKvForwardAr1, "tok_embedding_kv_forward_ar1"}}};
 
 }  // namespace
 
@@ -37,11 +39,15 @@ GraphName parse_graph_name(std::string_view name) {
 
 std::vector<GraphName> decoder_graph_names(ModelMode mode) {
   if (mode == ModelMode::kKv) return {GraphName::kKvForward};
+  if (mode == ModelMode::kLookahead) return {GraphName::kKvForward, GraphName::kPrefillForward, GraphName::kKvForwardAr1};
   return {GraphName::kKvForward, GraphName::kPrefillForward};
 }
 
 std::vector<GraphName> tok_embedding_graph_names(ModelMode mode) {
   if (mode == ModelMode::kKv) return {GraphName::kTokEmbeddingKvForward};
+  if (mode == ModelMode::kLookahead)
+    return {GraphName::kTokEmbeddingKvForward, GraphName::kTokEmbeddingPrefillForward,
+            GraphName::kTokEmbeddingKvForwardAr1};
   return {GraphName::kTokEmbeddingKvForward, GraphName::kTokEmbeddingPrefillForward};
 }
 

@@ -9,7 +9,15 @@
 
 namespace genai::pipeline {
 
-enum class GraphName { kKvForward, kPrefillForward, kTokEmbeddingKvForward, kTokEmbeddingPrefillForward };
+// kv_forward_ar1 (ours): the single-token decode method beside a lookahead kv_forward.
+enum class GraphName {
+  kKvForward,
+  kPrefillForward,
+  kTokEmbeddingKvForward,
+  kTokEmbeddingPrefillForward,
+  kKvForwardAr1,
+  kTokEmbeddingKvForwardAr1
+};
 
 std::string_view graph_name_str(GraphName name);  // "kv_forward", ...
 GraphName parse_graph_name(std::string_view name);  // InputError naming the valid graph names

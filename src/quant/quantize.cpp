@@ -77,6 +77,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   // kv_forward from the calibration graph, prefill_forward from kv_forward (as upstream).
   std::vector<std::string> order{std::string(graph::kKvForward)};
   if (q.graphs.count(std::string(graph::kPrefillForward))) order.emplace_back(graph::kPrefillForward);
+  if (q.graphs.count(std::string(graph::kKvForwardAr1))) order.emplace_back(graph::kKvForwardAr1);
   std::shared_ptr<const EncodingSet> prev = source;
   for (const auto& name : order) {
     auto set = std::make_shared<const EncodingSet>(reconcile_encodings(*q.graphs.at(name), *prev));

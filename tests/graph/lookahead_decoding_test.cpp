@@ -11,6 +11,7 @@
 #include "graph/char_tokenizer.h"
 #include "graph/random_model.h"
 #include "llm/generation.h"
+#include "graph/executor.h"
 #include "llm/graph_decoder.h"
 
 namespace genai {
@@ -22,13 +23,19 @@ using graph_testing::random_model;
 
 constexpr LookaheadOptions kSmallTree{.ngram = 3, .window = 2, .gcap = 2};  // 8 rows
 
-std::unique_ptr<DecoderScheduler> tree_session(std::shared_ptr<const Model> model, int64_t context, int64_t decode_ar) {
-  GraphSessionOptions g;
+// `single`: with kv_forward_ar1 beside the tree method (our programs); without it every step is a
+// tree (upstream's lookahead programs).
+std::unique_ptr<DecoderScheduler> tree_session(std::shared_ptr<const Model> model, int64_t context, int64_t decode_ar,
+                                               bool single = true) {
+  graph::DecoderGraphOptions g;
   g.mode = ModelMode::kHybrid;
   g.max_context_len = context;
   g.prefill_ar_len = 8;
   g.decode_ar_len = decode_ar;
-  return make_graph_session(std::move(model), g);
+  graph::GraphMap graphs = graph::build_decoder_graphs(std::move(model), g);
+  EXPECT_EQ(graphs.count(std::string(graph::kKvForwardAr1)), decode_ar > 1 ? 1u : 0u);
+  if (!single) graphs.erase(std::string(graph::kKvForwardAr1));
+  return make_graph_session(std::make_unique<graph::InterpreterExecutor>(std::move(graphs)));
 }
 
 GenerationOptions generation(float temperature, std::optional<LookaheadOptions> lookahead) {
@@ -43,27 +50,35 @@ GenerationOptions generation(float temperature, std::optional<LookaheadOptions> 
 
 TEST(LookaheadDecoding, GivesPlainDecodingsTokensGreedyAndSampled) {
   CharTokenizer tok;
-  int64_t accepted = 0;
-  for (uint32_t seed : {3u, 5u, 8u}) {
+  int64_t accepted = 0, single_steps = 0;
+  for (uint32_t seed : {3u, 5u, 8u})
+  for (bool single : {false, true}) {
     auto model = random_model({.seed = seed});
     for (float temperature : {0.0f, 0.8f}) {
-      SCOPED_TRACE(::testing::Message() << "seed " << seed << " temperature " << temperature);
-      auto plain = tree_session(model, 128, 8);
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " temperature " << temperature << " single " << single);
+      auto plain = tree_session(model, 128, 8, single);
       const GenerationResult want = generate(*plain, tok, ChatFormat::kNone, generation(temperature, std::nullopt));
-      auto tree = tree_session(model, 128, 8);
+      auto tree = tree_session(model, 128, 8, single);
       const GenerationResult got = generate(*tree, tok, ChatFormat::kNone, generation(temperature, kSmallTree));
       ASSERT_FALSE(want.tokens.empty());
       EXPECT_EQ(got.tokens, want.tokens);
       EXPECT_EQ(got.text, want.text);
       EXPECT_EQ(got.stats.generated_tokens, want.stats.generated_tokens);
-      // Every decode call produced at least one token; the accepted ones saved calls.
-      EXPECT_EQ(got.stats.lookahead_calls, got.stats.decode_steps);
+      // Every decode call produced at least one token; the accepted ones saved calls. Without a
+      // single-token method every call is a tree.
+      if (!single) {
+        EXPECT_EQ(got.stats.lookahead_calls, got.stats.decode_steps);
+      }
+      EXPECT_LE(got.stats.lookahead_calls, got.stats.decode_steps);
+      EXPECT_GT(got.stats.lookahead_calls, 0);
       EXPECT_EQ(got.stats.decode_steps + got.stats.lookahead_accepted, got.stats.decode_tokens);
+      single_steps += got.stats.decode_steps - got.stats.lookahead_calls;
       EXPECT_EQ(plain->position(), tree->position());
       accepted += got.stats.lookahead_accepted;
     }
   }
   EXPECT_GT(accepted, 0) << "no guess was ever verified: the pool is not doing its job";
+  EXPECT_GT(single_steps, 0) << "kv_forward_ar1 never served a step without a guess";
 }
 
 // Up to the context's end: the tree's positions past it must not disturb what is accepted.

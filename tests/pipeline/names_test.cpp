@@ -46,8 +46,11 @@ TEST(GraphNames, DecoderGraphsDecodeFirstAndKvHasNoPrefill) {
   EXPECT_EQ(decoder_graph_names(ModelMode::kKv), std::vector<GraphName>{GraphName::kKvForward});
   EXPECT_EQ(decoder_graph_names(ModelMode::kHybrid),
             (std::vector<GraphName>{GraphName::kKvForward, GraphName::kPrefillForward}));
+  // Lookahead: upstream's two (kv_forward takes the tree) and our single-token kv_forward_ar1.
   EXPECT_EQ(decoder_graph_names(ModelMode::kLookahead),
-            (std::vector<GraphName>{GraphName::kKvForward, GraphName::kPrefillForward}));
+            (std::vector<GraphName>{GraphName::kKvForward, GraphName::kPrefillForward, GraphName::kKvForwardAr1}));
+  EXPECT_EQ(graph_name_str(GraphName::kKvForwardAr1), "kv_forward_ar1");
+  EXPECT_EQ(parse_graph_name("tok_embedding_kv_forward_ar1"), GraphName::kTokEmbeddingKvForwardAr1);
   EXPECT_EQ(tok_embedding_graph_names(ModelMode::kHybrid),
             (std::vector<GraphName>{GraphName::kTokEmbeddingKvForward, GraphName::kTokEmbeddingPrefillForward}));
   EXPECT_EQ(tok_embedding_graph_names(ModelMode::kKv), std::vector<GraphName>{GraphName::kTokEmbeddingKvForward});

@@ -388,6 +388,39 @@ TEST_F(QnnLowering, PipelineRunsAllFourStages) {
     EXPECT_TRUE(has(r.err + r.out, stage)) << stage << "\n" << r.err;
 }
 
+// Issue 19's runner features on QNN programs (the simulator): lookahead decoding gives plain
+// decoding's tokens, and the attention sink generates past the context.
+TEST_F(QnnLowering, LookaheadAndAttentionSinkRunOnTheSimulator) {
+  const std::string la = dir_->file("lookahead"), sink = dir_->file("sink");
+  auto args = compile_args(la);
+  for (const char* a : {"--enable_x86_64", "--model_mode", "lookahead", "--ngram", "3", "--window", "1", "--gcap", "1"})
+    args.push_back(a);
+  auto r = run_genai(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> gen = {"--prompt", "Once upon a time once upon a time", "--temperature", "0",
+                                        "--max_new_tokens", "24", "--json"};
+  std::vector<std::string> run = {"run", "-a", la};
+  run.insert(run.end(), gen.begin(), gen.end());
+  const auto tree = run_genai(run);
+  run.insert(run.end(), {"--model_mode", "hybrid"});
+  const auto plain = run_genai(run);
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto jt = nlohmann::json::parse(tree.out), jp = nlohmann::json::parse(plain.out);
+  EXPECT_EQ(jt["tokens"], jp["tokens"]);
+  EXPECT_GT(jt["stats"]["lookahead_calls"].get<int64_t>(), 0);
+
+  args = compile_args(sink);
+  for (const char* a : {"--enable_x86_64", "--max_context_len", "48", "--use_attention_sink", "4,16"}) args.push_back(a);
+  r = run_genai(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_genai({"run", "-a", sink, "--prompt", "Once", "--temperature", "0", "--max_new_tokens", "150", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto js = nlohmann::json::parse(r.out);
+  EXPECT_GT(js["stats"]["evictions"].get<int64_t>(), 0) << js.dump();
+  EXPECT_GT(js["stats"]["generated_tokens"].get<int64_t>(), 48) << js.dump();
+}
+
 // The pids a GENAI_PYTHON wrapper recorded, oldest first.
 std::vector<pid_t> recorded_pids(const std::string& file) {
   std::vector<pid_t> pids;
