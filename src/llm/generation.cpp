@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -111,7 +110,7 @@ const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& 
   std::span<const float> logits = session_.forward(fresh);
   stats.prefill_ms += ms_since(prefill_start);
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
-  if (lookahead_) lookahead_->start(cached_);
+  if (lookahead_) lookahead_->start(cached_, extends);
 
   StreamDecoder stream(tok_, cached_.back());
   auto emit = [&](const std::string& piece) {
@@ -141,7 +140,7 @@ const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& 
     if (lookahead_) {
       // Up to ngram tokens from one call; all but the last are already in the cache.
       const std::vector<int32_t> got =
-          lookahead_->step(next, sampler_, std::min(budget, session_.max_context() - session_.position()),
+          lookahead_->step(cached_, sampler_, std::min(budget, session_.max_context() - session_.position()),
                            [this](int32_t id) { return is_stop(id); });
       stats.decode_ms += ms_since(step_start);
       ++stats.decode_steps;

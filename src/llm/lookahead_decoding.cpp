@@ -25,7 +25,8 @@ LookaheadDecoder::LookaheadDecoder(TreeDecoderSession& session, const LookaheadO
   tree_tokens_[1] = static_cast<double>(o_.ngram);
 }
 
-void LookaheadDecoder::start(std::span<const int32_t> context) {
+void LookaheadDecoder::start(std::span<const int32_t> context, bool continued) {
+  if (!continued) pooled_ = 0;
   if (context.empty()) return;
   if (!started_) {
     // As upstream: the Jacobi iterations start from tokens of the prompt (its first, usually
@@ -35,11 +36,6 @@ void LookaheadDecoder::start(std::span<const int32_t> context) {
       for (int32_t& t : level) t = context[first + static_cast<size_t>(rng_.next() % n)];
     started_ = true;
   }
-  // A new turn extends the conversation; anything else (a reset session) starts the history over.
-  const bool extends = history_.size() <= context.size() && std::equal(history_.begin(), history_.end(), context.begin());
-  const size_t from = extends ? history_.size() : 0;
-  history_.assign(context.begin(), context.end());
-  pool_history(from);
 }
 
 void LookaheadDecoder::pool_gram(int32_t first, const std::vector<int32_t>& gram) {
@@ -53,16 +49,16 @@ void LookaheadDecoder::pool_gram(int32_t first, const std::vector<int32_t>& gram
   }
 }
 
-void LookaheadDecoder::pool_history(size_t from) {
+void LookaheadDecoder::pool_context(std::span<const int32_t> context) {
   const size_t L = static_cast<size_t>(o_.ngram - 1);
-  if (history_.size() <= L) return;
   std::vector<int32_t> gram(L);
   // The gram starting at s ends at s + L.
-  for (size_t s = from > L ? from - L : 0; s + L < history_.size(); ++s) {
-    std::copy(history_.begin() + static_cast<std::ptrdiff_t>(s + 1),
-              history_.begin() + static_cast<std::ptrdiff_t>(s + 1 + L), gram.begin());
-    pool_gram(history_[s], gram);
+  for (size_t s = pooled_ > L ? pooled_ - L : 0; s + L < context.size(); ++s) {
+    std::copy(context.begin() + static_cast<std::ptrdiff_t>(s + 1),
+              context.begin() + static_cast<std::ptrdiff_t>(s + 1 + L), gram.begin());
+    pool_gram(context[s], gram);
   }
+  pooled_ = std::max(pooled_, context.size());
 }
 
 void LookaheadDecoder::build_tree(int32_t current) {
@@ -90,20 +86,22 @@ void LookaheadDecoder::build_tree(int32_t current) {
   }
 }
 
-void LookaheadDecoder::find_guesses(int32_t current) {
+void LookaheadDecoder::find_guesses(std::span<const int32_t> context) {
   const size_t L = static_cast<size_t>(o_.ngram - 1), cap = static_cast<size_t>(o_.gcap);
+  const int32_t current = context.back();
   guesses_.clear();
   // First what followed the last time the conversation held the two previous tokens and this
   // one (the pool's key is the current token alone, which a reply that repeats a list or its
   // prompt has many different continuations of; free text repeats three tokens far less often).
-  const size_t n = history_.size();
+  // The continuation must end before the current token.
+  const size_t m = context.size() - 1;  // the current token's index
   matched_ = false;
-  if (n > L + 2) {
-    const int32_t prev = history_[n - 1], prev2 = history_[n - 2];
-    for (size_t i = n - 1 - L; i >= 2; --i) {
-      if (history_[i] == current && history_[i - 1] == prev && history_[i - 2] == prev2) {
-        guesses_.emplace_back(history_.begin() + static_cast<std::ptrdiff_t>(i + 1),
-                              history_.begin() + static_cast<std::ptrdiff_t>(i + 1 + L));
+  if (m > L + 2) {
+    const int32_t prev = context[m - 1], prev2 = context[m - 2];
+    for (size_t i = m - 1 - L; i >= 2; --i) {
+      if (context[i] == current && context[i - 1] == prev && context[i - 2] == prev2) {
+        guesses_.emplace_back(context.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                              context.begin() + static_cast<std::ptrdiff_t>(i + 1 + L));
         matched_ = true;
         break;
       }
@@ -144,8 +142,8 @@ constexpr double kExploreEvery = 16.0;
 
 }  // namespace
 
-bool LookaheadDecoder::tree_pays(int32_t current) {
-  find_guesses(current);
+bool LookaheadDecoder::tree_pays(std::span<const int32_t> context) {
+  find_guesses(context);
   if (!session_.has_single_token_method()) return true;
   if (guesses_.empty()) return false;
   // Unmeasured costs: try both.
@@ -161,16 +159,16 @@ std::vector<int32_t> LookaheadDecoder::single_step(int32_t current, Sampler& sam
   const auto t0 = Clock::now();
   const int32_t token = sampler.sample(session_.forward(std::span(&current, 1)));
   blend(single_ms_, ms_since(t0));
-  ++stats_.single_steps;
-  history_.push_back(current);
-  pool_history(history_.size() - 1);
   return {token};
 }
 
-std::vector<int32_t> LookaheadDecoder::step(int32_t current, Sampler& sampler, int64_t limit,
+std::vector<int32_t> LookaheadDecoder::step(std::span<const int32_t> context, Sampler& sampler, int64_t limit,
                                             const std::function<bool(int32_t)>& stop) {
-  if (limit < 1) throw_failure("internal: lookahead step with a limit of {}", limit);
-  if (!tree_pays(current)) return single_step(current, sampler);
+  if (limit < 1 || context.empty()) throw_failure("internal: lookahead step with a limit of {} after {} tokens", limit,
+                                                  context.size());
+  const int32_t current = context.back();
+  pool_context(context);
+  if (!tree_pays(context)) return single_step(current, sampler);
   const auto t0 = Clock::now();
   // (The limit keeps every accepted row inside the context.)
   build_tree(current);
@@ -203,12 +201,6 @@ std::vector<int32_t> LookaheadDecoder::step(int32_t current, Sampler& sampler, i
   session_.accept_tree_rows(rows);
   blend(tree_ms_, ms_since(t0));
   blend(tree_tokens_[matched_], static_cast<double>(out.size()));
-  // The history gains the current token and the accepted ones; their n-grams join the pool.
-  const size_t before = history_.size();
-  history_.push_back(current);
-  history_.insert(history_.end(), out.begin(), out.end() - 1);
-  pool_history(before);
-  stats_.tokens += static_cast<int64_t>(out.size());
   return out;
 }
 

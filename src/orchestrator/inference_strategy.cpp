@@ -127,7 +127,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   const int64_t context = options::effective_max_context_len(o);
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
   g.prefill_ar_len = o.get_int("prefill_ar_len");
-  if (const auto sink = options::attention_sink_values(o)) g.attention_sink = AttentionSinkOptions{sink->first, sink->second};
+  g.attention_sink = attention_sink_setting(o, nlohmann::json());
   s.session = make_graph_session(in.model, g);
   s.max_context_len = g.max_context_len;
   s.static_graphs = true;
@@ -144,31 +144,6 @@ int64_t turn_budget(const options::OptionValues& o, const SessionSource& s) {
   if (n < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", n);
   if (s.static_graphs && !o.was_set("max_seq_len")) n = std::min(n, options::effective_max_context_len(o));
   return n;
-}
-
-// Lookahead decoding when --model_mode lookahead is given, or when the programs were compiled
-// with it and the run does not say otherwise; --ngram/--window/--gcap as given, else as compiled.
-const nlohmann::json* compiled_value(const SessionSource& s, const char* name) {
-  const nlohmann::json& compiled = s.compiled_options;
-  if (!compiled.is_object() || !compiled.contains(name)) return nullptr;
-  return &compiled[name];
-}
-
-std::optional<LookaheadOptions> lookahead_options(const options::OptionValues& o, const SessionSource& s) {
-  std::string mode = o.get_string("model_mode");
-  if (!o.was_set("model_mode"))
-    if (const auto* m = compiled_value(s, "model_mode"); m && m->is_string()) mode = m->get<std::string>();
-  if (mode != "lookahead") return std::nullopt;
-  auto value = [&](const char* name) {
-    if (!o.was_set(name))
-      if (const auto* v = compiled_value(s, name); v && v->is_number_integer()) return v->get<int64_t>();
-    return o.get_int(name);
-  };
-  LookaheadOptions l;
-  l.ngram = value("ngram");
-  l.window = value("window");
-  l.gcap = value("gcap");
-  return l;
 }
 
 class Inference final : public InferenceStrategy {
@@ -199,7 +174,7 @@ class Inference final : public InferenceStrategy {
     g.sampler = SamplerConfig{static_cast<float>(o.get_float("temperature")), static_cast<float>(o.get_float("top_p")),
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
-    g.lookahead = lookahead_options(o, src);
+    g.lookahead = lookahead_setting(o, src.compiled_options);
     if (programs) {
       if (const auto sink = attention_sink_setting(o, src.compiled_options)) {
         auto* scheduler = dynamic_cast<DecoderScheduler*>(src.session.get());

@@ -18,18 +18,42 @@ int64_t decode_ar_len(const options::OptionValues& v) {
   return options::lookahead_ar_len(v.get_int("window"), v.get_int("gcap"), v.get_int("ngram"));
 }
 
+namespace {
+
+enum class Kind { kString, kInteger };
+
+// The compiled value of option `name` when the run did not set it and the manifest has one of
+// that kind.
+const nlohmann::json* compiled_value(const options::OptionValues& v, const nlohmann::json& compiled, const char* name,
+                                     Kind kind) {
+  if (v.was_set(name) || !compiled.is_object() || !compiled.contains(name)) return nullptr;
+  const nlohmann::json& c = compiled[name];
+  return (kind == Kind::kString ? c.is_string() : c.is_number_integer()) ? &c : nullptr;
+}
+
+}  // namespace
+
 std::optional<AttentionSinkOptions> attention_sink_setting(const options::OptionValues& v, const nlohmann::json& compiled) {
   std::optional<std::pair<int64_t, int64_t>> values = options::attention_sink_values(v);
-  if (!values && !v.was_set("use_attention_sink") && compiled.is_object() && compiled.contains("use_attention_sink") &&
-      compiled["use_attention_sink"].is_string()) {
+  if (const auto* c = compiled_value(v, compiled, "use_attention_sink", Kind::kString); c && !values) {
     // Read back through the option table, so a hand-edited manifest meets the same checks.
     options::OptionValues from_manifest(options::kRunScope);
-    from_manifest.set_from_text("use_attention_sink", {compiled["use_attention_sink"].get<std::string>()},
-                                options::OptionSource::kConfigFile);
+    from_manifest.set_from_text("use_attention_sink", {c->get<std::string>()}, options::OptionSource::kConfigFile);
     values = options::attention_sink_values(from_manifest);
   }
   if (!values) return std::nullopt;
   return AttentionSinkOptions{values->first, values->second};
+}
+
+std::optional<LookaheadOptions> lookahead_setting(const options::OptionValues& v, const nlohmann::json& compiled) {
+  std::string mode = v.get_string("model_mode");
+  if (const auto* m = compiled_value(v, compiled, "model_mode", Kind::kString)) mode = m->get<std::string>();
+  if (mode != "lookahead") return std::nullopt;
+  auto value = [&](const char* name) {
+    const auto* c = compiled_value(v, compiled, name, Kind::kInteger);
+    return c ? c->get<int64_t>() : v.get_int(name);
+  };
+  return LookaheadOptions{.ngram = value("ngram"), .window = value("window"), .gcap = value("gcap")};
 }
 
 graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& v) {

@@ -7,6 +7,7 @@
 
 #include "graph/decoder_graphs.h"
 #include "llm/attention_sink.h"
+#include "llm/lookahead_decoding.h"
 #include "options/option_values.h"
 #include "quant/calibration.h"
 
@@ -24,9 +25,12 @@ graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& va
 // windows of 128 tokens (at most the context length), as `genai eval` calibrates by default.
 quant::CalibrationOptions calibration_options(const options::OptionValues& values);
 
-// --use_attention_sink as given, else as the programs were compiled with it (`compiled`: their
+// Run settings as given, else as the programs were compiled with them (`compiled`: their
 // manifest's "options", or null).
+// --use_attention_sink.
 std::optional<AttentionSinkOptions> attention_sink_setting(const options::OptionValues& values,
                                                            const nlohmann::json& compiled);
+// Lookahead decoding when --model_mode is lookahead; --ngram/--window/--gcap.
+std::optional<LookaheadOptions> lookahead_setting(const options::OptionValues& values, const nlohmann::json& compiled);
 
 }  // namespace genai::orchestrator
