@@ -19,6 +19,8 @@ void set_kernel_mode(KernelMode mode) { mode_slot().store(mode, std::memory_orde
 
 std::string_view simd_target_name() { return simd::target_name(); }
 
+std::string_view active_kernels() { return kernel_mode() == KernelMode::kScalar ? "scalar" : simd_target_name(); }
+
 bool use_simd() { return kernel_mode() == KernelMode::kSimd && simd::available(); }
 
 }  // namespace genai::kernels

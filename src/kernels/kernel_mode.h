@@ -26,7 +26,10 @@ class ScopedKernelMode {
  private:
   KernelMode saved_;
 };
-// The Highway target the vectorised build dispatches to here ("AVX3_DL", "AVX2", "NEON", ...).
+// The Highway target the vectorised build dispatches to here ("AVX3_DL", "AVX2", "NEON",
+// "SVE_256", ...).
 std::string_view simd_target_name();
+// What computes now: simd_target_name(), or "scalar" under kScalar.
+std::string_view active_kernels();
 
 }  // namespace genai::kernels

@@ -31,18 +31,38 @@ using VD = hn::Vec<DD>;
 
 constexpr size_t kMaxLanes32 = HWY_MAX_BYTES / 4;
 
+// N vectors of D for register tiles, indexed by loops the compiler unrolls. Fixed-width targets
+// keep a plain array, which stays in registers. Scalable vectors (SVE) can be neither array
+// elements nor class members: there the lanes live in an aligned buffer, loaded and stored on
+// access.
+template <class D, int N>
+class VecArray {
+ public:
+  using V = hn::Vec<D>;
+#if HWY_HAVE_SCALABLE
+  HWY_INLINE V get(int i) const { return hn::Load(D(), lanes_ + static_cast<size_t>(i) * hn::Lanes(D())); }
+  HWY_INLINE void set(int i, V v) { hn::Store(v, D(), lanes_ + static_cast<size_t>(i) * hn::Lanes(D())); }
+
+ private:
+  HWY_ALIGN hn::TFromD<D> lanes_[N * (HWY_MAX_BYTES / sizeof(hn::TFromD<D>))];
+#else
+  // Spelled out so that it is compiled for this target: an implicit one is not, on NEON.
+  HWY_INLINE VecArray() {}
+  HWY_INLINE V get(int i) const { return v_[i]; }
+  HWY_INLINE void set(int i, V v) { v_[i] = v; }
+
+ private:
+  V v_[N];
+#endif
+
+ public:
+  HWY_INLINE void fill(V v) {
+    for (int i = 0; i < N; ++i) set(i, v);
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Requantization shared by linear_q and matmul_q: q = clamp(rne(t * m), lo, hi) + zp, NaN -> zp.
-
-struct Requant {
-  VF m, lo, hi;
-  VI32 zp;
-  Requant(DF df, DI32 di, float mult, const QParams& ey)
-      : m(hn::Set(df, mult)),
-        lo(hn::Set(df, static_cast<float>(ey.qmin - ey.zero_point))),
-        hi(hn::Set(df, static_cast<float>(ey.qmax - ey.zero_point))),
-        zp(hn::Set(di, ey.zero_point)) {}
-};
 
 template <class D>
 HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RequantizeVec(D d, hn::Vec<D> t, const hn::Vec<D>& m, const hn::Vec<D>& lo,

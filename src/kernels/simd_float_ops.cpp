@@ -45,13 +45,13 @@ double OrderedSum(const float* x, int64_t n, Term term) {
   if (H > kSumLanes || kSumLanes % H != 0 || kSumLanes / H > kMaxVecs)
     return ordered_sum(x, n, [&](float v) { return hn::GetLane(term(hn::Set(dd, static_cast<double>(v)))); });
   const int64_t vecs = kSumLanes / H;
-  VD acc[kMaxVecs];
-  for (int64_t q = 0; q < vecs; ++q) acc[q] = hn::Zero(dd);
+  VecArray<DD, kMaxVecs> acc;
+  acc.fill(hn::Zero(dd));
   const int64_t whole = n / kSumLanes * kSumLanes;
   for (int64_t i = 0; i < whole; i += kSumLanes)
-    for (int64_t q = 0; q < vecs; ++q) acc[q] = hn::Add(acc[q], term(hn::PromoteTo(dd, hn::LoadU(dfh, x + i + q * H))));
+    for (int q = 0; q < vecs; ++q) acc.set(q, hn::Add(acc.get(q), term(hn::PromoteTo(dd, hn::LoadU(dfh, x + i + q * H)))));
   HWY_ALIGN double lanes[kSumLanes];
-  for (int64_t q = 0; q < vecs; ++q) hn::Store(acc[q], dd, lanes + q * H);
+  for (int q = 0; q < vecs; ++q) hn::Store(acc.get(q), dd, lanes + q * H);
   double total = fold_sum_lanes(lanes);
   for (int64_t i = whole; i < n; ++i) total += hn::GetLane(term(hn::Set(dd, static_cast<double>(x[i]))));
   return total;

@@ -90,7 +90,7 @@ HWY_INLINE void LoadUnit(const LinearJob& j, int64_t c, int64_t u, VI16& w0, VI1
 // its results are never stored).
 template <int R>
 HWY_INLINE void AccumulateUnits(const LinearJob& j, int64_t r0, int64_t c0, int64_t c1, int64_t u0, int64_t u1,
-                                VI32 (&acc)[R][2]) {
+                                VecArray<DI32, R * 2>& acc) {
   const DI32 d32;
   const int16_t* xr[R];
   for (int r = 0; r < R; ++r) xr[r] = j.x + (r0 + r) * j.pcols;
@@ -102,8 +102,8 @@ HWY_INLINE void AccumulateUnits(const LinearJob& j, int64_t r0, int64_t c0, int6
   const int64_t pf_end = layout::groups(j.n_out) * j.group_bytes;
   // With one or two rows (decode) each accumulator would chain two dependent products per unit
   // and wait on their latency: the second product of each unit goes to its own accumulators.
-  VI32 second[R][2];
-  for (int r = 0; r < R; ++r) second[r][0] = second[r][1] = hn::Zero(d32);
+  VecArray<DI32, R * 2> second;
+  second.fill(hn::Zero(d32));
   for (int64_t u = u0; u < u1; ++u) {
     if (R <= 2) {
       if (pf0 + u * unit_bytes < pf_end) hwy::Prefetch(j.w + pf0 + u * unit_bytes);
@@ -114,20 +114,19 @@ HWY_INLINE void AccumulateUnits(const LinearJob& j, int64_t r0, int64_t c0, int6
     LoadUnit(j, c1, u, b0, b1);
     for (int r = 0; r < R; ++r) {
       const VI16 xa = BroadcastPair(xr[r] + 4 * u), xb = BroadcastPair(xr[r] + 4 * u + 2);
-      acc[r][0] = PairDot(d32, acc[r][0], a0, xa);
-      acc[r][1] = PairDot(d32, acc[r][1], b0, xa);
-      if constexpr (R <= 2) {  // see `second` below
-        second[r][0] = PairDot(d32, second[r][0], a1, xb);
-        second[r][1] = PairDot(d32, second[r][1], b1, xb);
+      acc.set(r * 2, PairDot(d32, acc.get(r * 2), a0, xa));
+      acc.set(r * 2 + 1, PairDot(d32, acc.get(r * 2 + 1), b0, xa));
+      if constexpr (R <= 2) {  // see `second` above
+        second.set(r * 2, PairDot(d32, second.get(r * 2), a1, xb));
+        second.set(r * 2 + 1, PairDot(d32, second.get(r * 2 + 1), b1, xb));
       } else {
-        acc[r][0] = PairDot(d32, acc[r][0], a1, xb);
-        acc[r][1] = PairDot(d32, acc[r][1], b1, xb);
+        acc.set(r * 2, PairDot(d32, acc.get(r * 2), a1, xb));
+        acc.set(r * 2 + 1, PairDot(d32, acc.get(r * 2 + 1), b1, xb));
       }
     }
   }
   if constexpr (R <= 2)
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < 2; ++v) acc[r][v] = hn::Add(acc[r][v], second[r][v]);  // exact integers
+    for (int i = 0; i < R * 2; ++i) acc.set(i, hn::Add(acc.get(i), second.get(i)));  // exact integers
 }
 
 // t[r][v] (float, channels of vector v) -> bias, requantize, store the valid channels.
@@ -136,7 +135,10 @@ HWY_INLINE void FinishTile(const LinearJob& j, int64_t r0, int64_t c0, const flo
   const DF df;
   const DI32 di;
   const int64_t L = static_cast<int64_t>(hn::Lanes(df));
-  const Requant rq(df, di, j.m, j.ey);
+  const VF m = hn::Set(df, j.m);
+  const VF lo = hn::Set(df, static_cast<float>(j.ey.qmin - j.ey.zero_point));
+  const VF hi = hn::Set(df, static_cast<float>(j.ey.qmax - j.ey.zero_point));
+  const VI32 zp = hn::Set(di, j.ey.zero_point);
   for (int v = 0; v < 2; ++v) {
     const int64_t c = c0 + v * L;
     if (c >= j.n_out) break;
@@ -145,7 +147,7 @@ HWY_INLINE void FinishTile(const LinearJob& j, int64_t r0, int64_t c0, const flo
     for (int r = 0; r < R; ++r) {
       VF tv = hn::Load(df, t + (r * 2 + v) * L);
       if (j.bias_div) tv = hn::Add(tv, b);
-      StoreCodes(di, RequantizeVec(df, tv, rq.m, rq.lo, rq.hi, rq.zp), j.yt, j.y, (r0 + r) * j.n_out + c, count);
+      StoreCodes(di, RequantizeVec(df, tv, m, lo, hi, zp), j.yt, j.y, (r0 + r) * j.n_out + c, count);
     }
   }
 }
@@ -160,20 +162,18 @@ HWY_NOINLINE void TileBlocked(const LinearJob& j, int64_t r0, int64_t c0, int64_
   HWY_ALIGN float t[R * 2 * kMaxLanes32];
   for (int64_t i = 0; i < R * 2 * L; ++i) t[i] = 0.0f;
   // Row offsets into [channel, block] arrays; channels past the end read the last channel.
-  VI32 idx[2];
+  VecArray<DI32, 2> idx;
   for (int v = 0; v < 2; ++v) {
     HWY_ALIGN int32_t tmp[kMaxLanes32];
     for (int64_t i = 0; i < L; ++i)
       tmp[i] = static_cast<int32_t>(std::min<int64_t>(c0 + v * L + i, j.n_out - 1) * j.nb);
-    idx[v] = hn::Load(di, tmp);
+    idx.set(v, hn::Load(di, tmp));
   }
   const VI32 corr = hn::Set(di, j.corr);
   for (int64_t blk = 0; blk < j.nb; ++blk) {
-    VI32 acc[R][2];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(di);
+    VecArray<DI32, R * 2> acc;
+    acc.fill(hn::Zero(di));
     AccumulateUnits<R>(j, r0, c0, c1, blk * j.block_units, (blk + 1) * j.block_units, acc);
-    VI32 xoff[R];
-    for (int r = 0; r < R; ++r) xoff[r] = hn::Set(di, j.xsum ? -8 * j.xsum[(r0 + r) * j.nb + blk] : 0);
     for (int v = 0; v < 2; ++v) {
       VF sc;
       VI32 bs;
@@ -183,13 +183,14 @@ HWY_NOINLINE void TileBlocked(const LinearJob& j, int64_t r0, int64_t c0, int64_
         sc = hn::LoadU(df, reinterpret_cast<const float*>(entry) + c % layout::kGroup);
         bs = hn::LoadU(di, reinterpret_cast<const int32_t*>(entry) + layout::kGroup + c % layout::kGroup);
       } else {
-        sc = hn::GatherIndex(df, j.scales + blk, idx[v]);
-        bs = hn::GatherIndex(di, j.bsums + blk, idx[v]);
+        sc = hn::GatherIndex(df, j.scales + blk, idx.get(v));
+        bs = hn::GatherIndex(di, j.bsums + blk, idx.get(v));
       }
       const VI32 cv = hn::Mul(bs, corr);
       for (int r = 0; r < R; ++r) {
         float* tp = t + (r * 2 + v) * L;
-        const VF a = hn::ConvertTo(df, hn::Add(hn::Add(acc[r][v], cv), xoff[r]));
+        const VI32 xoff = hn::Set(di, j.xsum ? -8 * j.xsum[(r0 + r) * j.nb + blk] : 0);
+        const VF a = hn::ConvertTo(df, hn::Add(hn::Add(acc.get(r * 2 + v), cv), xoff));
         hn::Store(hn::Add(hn::Load(df, tp), hn::Mul(a, sc)), df, tp);
       }
     }
@@ -211,14 +212,15 @@ HWY_NOINLINE void TilePerChannel(const LinearJob& j, int64_t r0, int64_t c0, int
   const int64_t units = j.pcols / 4;
   constexpr int64_t kFlush = 127;  // 127 units of at most 2^24 per lane stay below 2^31
   for (int64_t u0 = 0; u0 < units; u0 += kFlush) {
-    VI32 acc[R][2];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(di);
+    VecArray<DI32, R * 2> acc;
+    acc.fill(hn::Zero(di));
     AccumulateUnits<R>(j, r0, c0, c1, u0, std::min(units, u0 + kFlush), acc);
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < 2; ++v) {
         double* s = sum + (r * 2 + v) * L;
-        hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, acc[r][v]))), dd, s);
-        hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
+        const VI32 a = acc.get(r * 2 + v);
+        hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, a))), dd, s);
+        hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, a))), dd, s + H);
       }
   }
   HWY_ALIGN float t[R * 2 * kMaxLanes32];
@@ -277,8 +279,9 @@ HWY_NOINLINE void TileWide(const LinearJob& j, int64_t r0, int64_t c0, int64_t c
   constexpr int64_t kFlush = 32;
   const VD k256 = hn::Set(dd, 256.0);
   for (int64_t u0 = 0; u0 < units; u0 += kFlush) {
-    VI32 hi[R][2], lo[R][2];
-    for (int r = 0; r < R; ++r) hi[r][0] = hi[r][1] = lo[r][0] = lo[r][1] = hn::Zero(di);
+    VecArray<DI32, R * 2> hi, lo;
+    hi.fill(hn::Zero(di));
+    lo.fill(hn::Zero(di));
     const int64_t u1 = std::min(units, u0 + kFlush);
     for (int64_t u = u0; u < u1; ++u) {
       const int16_t* pa = wptr(c0, u);
@@ -290,17 +293,18 @@ HWY_NOINLINE void TileWide(const LinearJob& j, int64_t r0, int64_t c0, int64_t c
         const int16_t* xl = j.xl + (r0 + r) * j.pcols + 4 * u;
         const VI16 ha = BroadcastPair(xh), hb = BroadcastPair(xh + 2);
         const VI16 la = BroadcastPair(xl), lb = BroadcastPair(xl + 2);
-        hi[r][0] = PairDot(di, PairDot(di, hi[r][0], a0, ha), a1, hb);
-        hi[r][1] = PairDot(di, PairDot(di, hi[r][1], b0, ha), b1, hb);
-        lo[r][0] = PairDot(di, PairDot(di, lo[r][0], a0, la), a1, lb);
-        lo[r][1] = PairDot(di, PairDot(di, lo[r][1], b0, la), b1, lb);
+        hi.set(r * 2, PairDot(di, PairDot(di, hi.get(r * 2), a0, ha), a1, hb));
+        hi.set(r * 2 + 1, PairDot(di, PairDot(di, hi.get(r * 2 + 1), b0, ha), b1, hb));
+        lo.set(r * 2, PairDot(di, PairDot(di, lo.get(r * 2), a0, la), a1, lb));
+        lo.set(r * 2 + 1, PairDot(di, PairDot(di, lo.get(r * 2 + 1), b0, la), b1, lb));
       }
     }
     for (int r = 0; r < R; ++r)
       for (int v = 0; v < 2; ++v) {
         double* s = sum + (r * 2 + v) * L;
-        const VD h0 = hn::PromoteTo(dd, hn::LowerHalf(dih, hi[r][v])), h1 = hn::PromoteTo(dd, hn::UpperHalf(dih, hi[r][v]));
-        const VD l0 = hn::PromoteTo(dd, hn::LowerHalf(dih, lo[r][v])), l1 = hn::PromoteTo(dd, hn::UpperHalf(dih, lo[r][v]));
+        const VI32 hv = hi.get(r * 2 + v), lv = lo.get(r * 2 + v);
+        const VD h0 = hn::PromoteTo(dd, hn::LowerHalf(dih, hv)), h1 = hn::PromoteTo(dd, hn::UpperHalf(dih, hv));
+        const VD l0 = hn::PromoteTo(dd, hn::LowerHalf(dih, lv)), l1 = hn::PromoteTo(dd, hn::UpperHalf(dih, lv));
         hn::Store(hn::Add(hn::Load(dd, s), hn::Add(hn::Mul(h0, k256), l0)), dd, s);
         hn::Store(hn::Add(hn::Load(dd, s + H), hn::Add(hn::Mul(h1, k256), l1)), dd, s + H);
       }
@@ -369,6 +373,10 @@ void LinearQImpl(const void* x, ActType xt, int64_t rows, const QParams& ex, con
                  const QParams& ey, ActType yt, void* y) {
   const DI32 d32;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d32)), tile = 2 * L;
+  if (L > layout::kGroup) {  // SVE wider than 512 bits: one vector would span two packed groups
+    scalar::linear_q(x, xt, rows, ex, w, bias, ey, yt, y);
+    return;
+  }
   const int64_t cols = w.cols, pcols = layout::padded_cols(cols), n_out = w.rows;
   const int64_t prow = (n_out + tile - 1) / tile * tile;
   thread_local std::vector<int16_t> xbuf, xlbuf;

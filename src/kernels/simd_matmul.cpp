@@ -122,24 +122,23 @@ template <int R>
 HWY_INLINE void MatmulBlock(const MatmulJob& job, int64_t b_offset, const RowRef* rows, int64_t j0) {
   const DD dd;
   const int64_t L = static_cast<int64_t>(hn::Lanes(dd));
-  VD acc[R][4];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < 4; ++v) acc[r][v] = hn::Zero(dd);
+  VecArray<DD, R * 4> acc;
+  acc.fill(hn::Zero(dd));
   // sum_p (a - za)(b - zb) = sum_p (a - za) b - zb sum_p (a - za): raw codes of b in the loop.
   double asum[R] = {};
-  VD bsum[4];  // sum_p b (raw codes), for the HTP's accumulator
-  for (int v = 0; v < 4; ++v) bsum[v] = hn::Zero(dd);
+  VecArray<DD, 4> bsum;  // sum_p b (raw codes), for the HTP's accumulator
+  bsum.fill(hn::Zero(dd));
   for (int64_t p = 0; p < job.K; ++p) {
     const int64_t bi = b_offset + p * job.N + j0;
-    VD bv[4];
-    for (int v = 0; v < 4; ++v) bv[v] = LoadCodesAsDouble(dd, job.b, job.bt, bi + v * L);
+    VecArray<DD, 4> bv;
+    for (int v = 0; v < 4; ++v) bv.set(v, LoadCodesAsDouble(dd, job.b, job.bt, bi + v * L));
     if (job.htp_floor)
-      for (int v = 0; v < 4; ++v) bsum[v] = hn::Add(bsum[v], bv[v]);
+      for (int v = 0; v < 4; ++v) bsum.set(v, hn::Add(bsum.get(v), bv.get(v)));
     for (int r = 0; r < R; ++r) {
       const double a = static_cast<double>(CodeAt(job.a, job.at, rows[r].a + p)) - job.zpa;
       asum[r] += a;
       const VD av = hn::Set(dd, a);
-      for (int v = 0; v < 4; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);  // exact either way
+      for (int v = 0; v < 4; ++v) acc.set(r * 4 + v, hn::MulAdd(av, bv.get(v), acc.get(r * 4 + v)));  // exact either way
     }
   }
   const hn::Rebind<float, DD> dfh;
@@ -149,16 +148,16 @@ HWY_INLINE void MatmulBlock(const MatmulJob& job, int64_t b_offset, const RowRef
   const auto hi = hn::Set(dfh, static_cast<float>(job.ey.qmax - job.ey.zero_point));
   const auto zp = hn::Set(dih, job.ey.zero_point);
   // The HTP's accumulator: its zero-point correction (32768 - zp_a) sum_p (b - zp_b) per column.
-  VD hcorr[4];
+  VecArray<DD, 4> hcorr;
   for (int v = 0; v < 4; ++v)
-    hcorr[v] = job.htp_floor ? hn::Mul(hn::Sub(bsum[v], hn::Set(dd, job.zpb * static_cast<double>(job.K))),
-                                       hn::Set(dd, 32768.0 - job.zpa))
-                             : hn::Zero(dd);
+    hcorr.set(v, job.htp_floor ? hn::Mul(hn::Sub(bsum.get(v), hn::Set(dd, job.zpb * static_cast<double>(job.K))),
+                                         hn::Set(dd, 32768.0 - job.zpa))
+                               : hn::Zero(dd));
   for (int r = 0; r < R; ++r) {
     const VD corr = hn::Set(dd, job.zpb * asum[r]);
     for (int v = 0; v < 4; ++v) {
-      VD s = hn::Sub(acc[r][v], corr);
-      if (job.htp_floor) s = HtpAccumulatorVec(dd, hn::Sub(s, hcorr[v]), hcorr[v]);
+      VD s = hn::Sub(acc.get(r * 4 + v), corr);
+      if (job.htp_floor) s = HtpAccumulatorVec(dd, hn::Sub(s, hcorr.get(v)), hcorr.get(v));
       const auto q = RequantizeVec(dfh, hn::DemoteTo(dfh, s), m, lo, hi, zp);
       StoreCodes(dih, q, job.yt, job.y, rows[r].y + j0 + v * L, static_cast<size_t>(L));
     }
@@ -274,8 +273,8 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
   const int64_t L = static_cast<int64_t>(hn::Lanes(di)), H = L / 2;
   constexpr int V = kIntCols;
   HWY_ALIGN double sum[R * V * kMaxLanes32];
-  VI32 bsv[V];  // direct: b's column sums
-  for (int v = 0; v < V; ++v) bsv[v] = hn::Zero(di);
+  VecArray<DI32, V> bsv;  // direct: b's column sums
+  bsv.fill(hn::Zero(di));
   for (int64_t i = 0; i < R * V * L; ++i) sum[i] = 0.0;
   const int nseg = kDirect ? it.nsegs : 1;
   for (int sg = 0; sg < nseg; ++sg) {
@@ -283,12 +282,11 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
     const int64_t pairs = kDirect ? (seg->rows + 1) / 2 : it.pairs;
     const int64_t p0 = kDirect ? seg->p0 : 0;
     for (int64_t q0 = 0; q0 < pairs; q0 += kIntFlush) {
-      VI32 acc[R][V];
-      for (int r = 0; r < R; ++r)
-        for (int v = 0; v < V; ++v) acc[r][v] = hn::Zero(di);
+      VecArray<DI32, R * V> acc;
+      acc.fill(hn::Zero(di));
       const int64_t q1 = std::min(pairs, q0 + kIntFlush);
       for (int64_t q = q0; q < q1; ++q) {
-        VI16 bv[V];
+        VecArray<DI16, V> bv;
         if constexpr (kDirect) {
           // Lane j: b[2q][j] in its low half, b[2q + 1][j] in its high half (0 past the segment:
           // a' there belongs to the next segment, or is the zero padding past K).
@@ -308,30 +306,31 @@ HWY_INLINE void IntTile(const MatmulJob& job, const IntItemData& it, const int16
               v0 = hn::PromoteTo(di, hn::Load(du8, pad[0]));
               v1 = hn::PromoteTo(di, hn::Load(du8, pad[1]));
             }
-            bsv[v] = hn::Add(bsv[v], hn::Add(v0, v1));
-            bv[v] = hn::BitCast(DI16(), hn::Or(v0, hn::ShiftLeft<16>(v1)));
+            bsv.set(v, hn::Add(bsv.get(v), hn::Add(v0, v1)));
+            bv.set(v, hn::BitCast(DI16(), hn::Or(v0, hn::ShiftLeft<16>(v1))));
           }
         } else {
           const int16_t* bp = it.b + (q * it.width + jv) * 2;
-          for (int v = 0; v < V; ++v) bv[v] = hn::Load(DI16(), bp + v * 2 * L);
+          for (int v = 0; v < V; ++v) bv.set(v, hn::Load(DI16(), bp + v * 2 * L));
         }
         for (int r = 0; r < R; ++r) {
           const VI16 x = BroadcastPair(ax[r] + p0 + 2 * q);
-          for (int v = 0; v < V; ++v) acc[r][v] = PairDot(di, acc[r][v], bv[v], x);
+          for (int v = 0; v < V; ++v) acc.set(r * V + v, PairDot(di, acc.get(r * V + v), bv.get(v), x));
         }
       }
       for (int r = 0; r < R; ++r)
         for (int v = 0; v < V; ++v) {
           double* s = sum + (r * V + v) * L;
-          hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, acc[r][v]))), dd, s);
-          hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, acc[r][v]))), dd, s + H);
+          const VI32 a = acc.get(r * V + v);
+          hn::Store(hn::Add(hn::Load(dd, s), hn::PromoteTo(dd, hn::LowerHalf(dih, a))), dd, s);
+          hn::Store(hn::Add(hn::Load(dd, s + H), hn::PromoteTo(dd, hn::UpperHalf(dih, a))), dd, s + H);
         }
     }
   }
   // b's column sums as exact doubles (8-bit codes as they are: off_b = 0).
   HWY_ALIGN double bsum[V * kMaxLanes32];
   for (int v = 0; v < V; ++v) {
-    const VI32 bs = kDirect ? bsv[v] : hn::LoadU(di, it.bsum + jv + v * L);
+    const VI32 bs = kDirect ? bsv.get(v) : hn::LoadU(di, it.bsum + jv + v * L);
     hn::Store(hn::PromoteTo(dd, hn::LowerHalf(dih, bs)), dd, bsum + v * L);
     hn::Store(hn::PromoteTo(dd, hn::UpperHalf(dih, bs)), dd, bsum + v * L + H);
   }
@@ -363,17 +362,17 @@ HWY_INLINE void IntTileWide(const MatmulJob& job, const IntItemData& it, const i
     const KSegment& seg = it.segs[sg];
     const int64_t pairs = (seg.rows + 1) / 2;
     for (int64_t q0 = 0; q0 < pairs; q0 += kIntFlush) {
-      VI32 acc_l[R][V], acc_h[R][V], bs[V];
-      for (int v = 0; v < V; ++v) {
-        bs[v] = hn::Zero(di);
-        for (int r = 0; r < R; ++r) acc_l[r][v] = acc_h[r][v] = hn::Zero(di);
-      }
+      VecArray<DI32, R * V> acc_l, acc_h;
+      VecArray<DI32, V> bs;
+      acc_l.fill(hn::Zero(di));
+      acc_h.fill(hn::Zero(di));
+      bs.fill(hn::Zero(di));
       const int64_t q1 = std::min(pairs, q0 + kIntFlush);
       for (int64_t q = q0; q < q1; ++q) {
         const uint16_t* r0 = static_cast<const uint16_t*>(seg.base) + 2 * q * seg.stride + jv;
         const uint16_t* r1 = r0 + seg.stride;
         const bool has1 = 2 * q + 1 < seg.rows;
-        VI16 bl[V], bh[V];
+        VecArray<DI16, V> bl, bh;
         for (int v = 0; v < V; ++v) {
           const int64_t c0 = v * L;
           VI32 v0 = hn::Zero(di), v1 = hn::Zero(di);  // b' (0 past the columns and the segment)
@@ -388,28 +387,30 @@ HWY_INLINE void IntTileWide(const MatmulJob& job, const IntItemData& it, const i
             v0 = hn::Sub(hn::PromoteTo(di, hn::Load(du16, pad[0])), k32768);
             v1 = hn::Sub(hn::PromoteTo(di, hn::Load(du16, pad[1])), k32768);
           }
-          bs[v] = hn::Add(bs[v], hn::Add(v0, v1));
-          bl[v] = hn::BitCast(DI16(), hn::Or(hn::And(v0, lo_mask), hn::ShiftLeft<16>(hn::And(v1, lo_mask))));
-          bh[v] = hn::BitCast(DI16(), hn::Or(hn::And(hn::ShiftRight<8>(v0), half_mask),
-                                             hn::ShiftLeft<16>(hn::ShiftRight<8>(v1))));
+          bs.set(v, hn::Add(bs.get(v), hn::Add(v0, v1)));
+          bl.set(v, hn::BitCast(DI16(), hn::Or(hn::And(v0, lo_mask), hn::ShiftLeft<16>(hn::And(v1, lo_mask)))));
+          bh.set(v, hn::BitCast(DI16(), hn::Or(hn::And(hn::ShiftRight<8>(v0), half_mask),
+                                               hn::ShiftLeft<16>(hn::ShiftRight<8>(v1)))));
         }
         for (int r = 0; r < R; ++r) {
           const VI16 x = BroadcastPair(ax[r] + seg.p0 + 2 * q);
           for (int v = 0; v < V; ++v) {
-            acc_l[r][v] = PairDot(di, acc_l[r][v], bl[v], x);
-            acc_h[r][v] = PairDot(di, acc_h[r][v], bh[v], x);
+            acc_l.set(r * V + v, PairDot(di, acc_l.get(r * V + v), bl.get(v), x));
+            acc_h.set(r * V + v, PairDot(di, acc_h.get(r * V + v), bh.get(v), x));
           }
         }
       }
       const VD k256 = hn::Set(dd, 256.0);
       for (int v = 0; v < V; ++v) {
         double* b = bsum + v * L;
-        hn::Store(hn::Add(hn::Load(dd, b), hn::PromoteTo(dd, hn::LowerHalf(dih, bs[v]))), dd, b);
-        hn::Store(hn::Add(hn::Load(dd, b + H), hn::PromoteTo(dd, hn::UpperHalf(dih, bs[v]))), dd, b + H);
+        const VI32 bsv = bs.get(v);
+        hn::Store(hn::Add(hn::Load(dd, b), hn::PromoteTo(dd, hn::LowerHalf(dih, bsv))), dd, b);
+        hn::Store(hn::Add(hn::Load(dd, b + H), hn::PromoteTo(dd, hn::UpperHalf(dih, bsv))), dd, b + H);
         for (int r = 0; r < R; ++r) {
           double* s = sum + (r * V + v) * L;
-          const VD l0 = hn::PromoteTo(dd, hn::LowerHalf(dih, acc_l[r][v])), l1 = hn::PromoteTo(dd, hn::UpperHalf(dih, acc_l[r][v]));
-          const VD h0 = hn::PromoteTo(dd, hn::LowerHalf(dih, acc_h[r][v])), h1 = hn::PromoteTo(dd, hn::UpperHalf(dih, acc_h[r][v]));
+          const VI32 al = acc_l.get(r * V + v), ah = acc_h.get(r * V + v);
+          const VD l0 = hn::PromoteTo(dd, hn::LowerHalf(dih, al)), l1 = hn::PromoteTo(dd, hn::UpperHalf(dih, al));
+          const VD h0 = hn::PromoteTo(dd, hn::LowerHalf(dih, ah)), h1 = hn::PromoteTo(dd, hn::UpperHalf(dih, ah));
           hn::Store(hn::Add(hn::Load(dd, s), hn::Add(hn::Mul(h0, k256), l0)), dd, s);
           hn::Store(hn::Add(hn::Load(dd, s + H), hn::Add(hn::Mul(h1, k256), l1)), dd, s + H);
         }
@@ -710,12 +711,13 @@ void MatmulF32Impl(const float* a, const float* b, int64_t M, int64_t K, int64_t
       for (int64_t i = 0; i < M; ++i) {
         int64_t j = 0;
         for (; j + jw <= N; j += jw) {
-          VF acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+          VecArray<DF, 4> acc;
+          acc.fill(hn::Zero(df));
           for (int64_t p = 0; p < K; ++p) {
             const VF av = hn::Set(df, pa[i * K + p]);
-            for (int v = 0; v < 4; ++v) acc[v] = hn::Add(acc[v], hn::Mul(av, hn::LoadU(df, pb + p * N + j + v * L)));
+            for (int v = 0; v < 4; ++v) acc.set(v, hn::Add(acc.get(v), hn::Mul(av, hn::LoadU(df, pb + p * N + j + v * L))));
           }
-          for (int v = 0; v < 4; ++v) hn::StoreU(acc[v], df, po + i * N + j + v * L);
+          for (int v = 0; v < 4; ++v) hn::StoreU(acc.get(v), df, po + i * N + j + v * L);
         }
         for (; j + L <= N; j += L) {
           VF acc = hn::Zero(df);

@@ -2,8 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include <hwy/targets.h>
 
@@ -28,6 +33,33 @@ struct ForcedTarget {
   ForcedTarget(const ForcedTarget&) = delete;
   ForcedTarget& operator=(const ForcedTarget&) = delete;
 };
+
+// Every Highway target the kernels are built for that this CPU runs, EMU128 (the portable
+// fallback) always. On x86: AVX-512 VNNI, AVX-512, AVX2, SSE4, SSSE3; on Arm: SVE2 at 128 bits,
+// SVE at 256 bits, SVE2 and SVE at any length, NEON.
+inline std::vector<int64_t> runnable_targets() {
+  const int64_t supported = hwy::SupportedTargets();
+  std::vector<int64_t> out;
+  for (int64_t t : {int64_t{HWY_AVX3_DL}, int64_t{HWY_AVX3}, int64_t{HWY_AVX2}, int64_t{HWY_SSE4}, int64_t{HWY_SSSE3},
+                    int64_t{HWY_SVE2_128}, int64_t{HWY_SVE_256}, int64_t{HWY_SVE2}, int64_t{HWY_SVE}, int64_t{HWY_NEON},
+                    int64_t{HWY_EMU128}})
+    if ((supported & t) || t == HWY_EMU128) out.push_back(t);
+  return out;
+}
+
+// GENAI_EXPECT_SIMD_TARGETS (Highway names, comma-separated; scripts/test_aarch64.sh sets it for
+// each emulated CPU): every one named must be among `tested`, so that an emulator which stops
+// offering SVE cannot quietly turn the SVE runs into NEON ones.
+inline void expect_named_targets_tested(const std::vector<int64_t>& tested) {
+  const char* env = std::getenv("GENAI_EXPECT_SIMD_TARGETS");
+  if (!env || !*env) return;
+  std::stringstream names(env);
+  for (std::string name; std::getline(names, name, ',');) {
+    bool found = false;
+    for (int64_t t : tested) found = found || name == hwy::TargetName(t);
+    EXPECT_TRUE(found) << "GENAI_EXPECT_SIMD_TARGETS names " << name << ", which this CPU did not run";
+  }
+}
 
 inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo, float hi) {
   std::uniform_real_distribution<float> d(lo, hi);

@@ -96,17 +96,16 @@ void check_all(uint32_t seed) {
 }
 
 TEST(SplitMatmul, EqualsMatmulOnTheConcatOnEveryTarget) {
-  const int64_t supported = hwy::SupportedTargets();
+  const auto targets = testing::runnable_targets();
   int tested = 0;
-  for (int64_t t : {int64_t{HWY_AVX3_DL}, int64_t{HWY_AVX3}, int64_t{HWY_AVX2}, int64_t{HWY_SSE4}, int64_t{HWY_SSSE3},
-                    int64_t{HWY_EMU128}, int64_t{HWY_NEON}}) {
-    if (!(supported & t) && t != HWY_EMU128) continue;
+  for (int64_t t : targets) {
     ForcedTarget forced(t | HWY_EMU128);
     SCOPED_TRACE(hwy::TargetName(t));
     check_all(static_cast<uint32_t>(t % 1000) + 1);
     ++tested;
   }
   EXPECT_GE(tested, 1);
+  testing::expect_named_targets_tested(targets);
 }
 
 }  // namespace

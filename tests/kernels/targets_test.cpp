@@ -1,6 +1,6 @@
-// Every vectorised target compiled in (AVX-512 VNNI, AVX-512, AVX2, SSE4, SSSE3, EMU128 — the
-// portable code Arm's NEON build also runs) against the scalar build, by forcing Highway's
-// dispatch to one target at a time.
+// Every vectorised target built in that this CPU runs (testing::runnable_targets: AVX-512 VNNI
+// down to SSSE3 on x86, SVE2/SVE at their vector lengths and NEON on Arm, and EMU128, the portable
+// fallback) against the scalar build, by forcing Highway's dispatch to one target at a time.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -208,11 +208,9 @@ void run_everything(uint32_t seed) {
 }
 
 TEST(SimdTargets, EveryCompiledTargetMatchesTheScalarBuild) {
-  const int64_t supported = hwy::SupportedTargets();
+  const auto targets = testing::runnable_targets();
   int tested = 0;
-  for (int64_t t : {int64_t{HWY_AVX3_DL}, int64_t{HWY_AVX3}, int64_t{HWY_AVX2}, int64_t{HWY_SSE4}, int64_t{HWY_SSSE3},
-                    int64_t{HWY_EMU128}, int64_t{HWY_NEON}}) {
-    if (!(supported & t) && t != HWY_EMU128) continue;
+  for (int64_t t : targets) {
     ForcedTarget forced(t | HWY_EMU128);
     std::printf("kernels on %s\n", std::string(simd_target_name()).c_str());
     SCOPED_TRACE(std::string(simd_target_name()));
@@ -220,6 +218,7 @@ TEST(SimdTargets, EveryCompiledTargetMatchesTheScalarBuild) {
     ++tested;
   }
   EXPECT_GE(tested, 1);
+  testing::expect_named_targets_tested(targets);
 }
 
 }  // namespace
