@@ -3,10 +3,21 @@
 #   scripts/install_deps.sh          build + run dependencies (Debian packages)
 #   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools,
 #                                    and ONNX Runtime's QNN EP for --lowering qnn (PyPI)
+#   scripts/install_deps.sh --aarch64
+#                                    the aarch64 cross build (scripts/build_aarch64.sh): Debian's
+#                                    cross compiler, qemu-user-static, the :arm64 -dev packages, and
+#                                    the source packages of the two libraries Debian ships for
+#                                    arm64 only as shared objects (highway, sentencepiece)
 set -euo pipefail
 
-want_test=0
-[[ "${1:-}" == "--test" ]] && want_test=1
+want_test=0 want_aarch64=0
+case "${1:-}" in
+  --test) want_test=1 ;;
+  --aarch64) want_aarch64=1 ;;
+  "") ;;
+  *) echo "install_deps: unknown option '$1' (valid: --test, --aarch64)" >&2; exit 2 ;;
+esac
+SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 
 packages=(
   build-essential cmake ninja-build pkg-config python3
@@ -20,16 +31,36 @@ packages=(
 if (( want_test )); then
   packages+=(clang libclang-rt-14-dev)
 fi
+if (( want_aarch64 )); then
+  # Multiarch: the :arm64 packages install beside the amd64 ones (all are Multi-Arch: same).
+  # libsentencepiece-dev is not co-installable with its amd64 twin, and Debian's arm64 highway
+  # and sentencepiece have no static archives: build_aarch64.sh builds both from their Debian
+  # source packages (deb-src, added below).
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+    force_update=1
+  fi
+  src_list=/etc/apt/sources.list.d/genai-deb-src.sources
+  if ! grep -rqs "^Types:.*deb-src" /etc/apt/sources.list.d/ && ! grep -qs "^deb-src" /etc/apt/sources.list; then
+    printf '%s\n' "Types: deb-src" "URIs: http://deb.debian.org/debian" "Suites: bookworm" "Components: main" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $SUDO tee "$src_list" >/dev/null
+    force_update=1
+  fi
+  packages+=(g++-aarch64-linux-gnu qemu-user-static dpkg-dev
+             libflatbuffers-dev:arm64 libfmt-dev:arm64 libpcre2-dev:arm64 libssl-dev:arm64 libxxhash-dev:arm64
+             libgtest-dev:arm64 libgmock-dev:arm64)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if (( ${#missing[@]} )); then
-  echo "install_deps: installing ${missing[*]}"
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+if (( ${#missing[@]} )) || [[ -n "${force_update:-}" ]]; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if (( ${#missing[@]} )); then
+    echo "install_deps: installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
 fi
 
 if (( want_test )); then

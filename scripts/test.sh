@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # README command 2 (and CI): install, build, and run every test.
-#  1. release build, full CTest suite (long sweeps excluded: ctest -L long runs them)
-#  2. ASan+UBSan build, unit tests again
-#  3. libFuzzer targets (clang, ASan+UBSan), each for a short time seeded with real files
+#  1. aarch64 cross build (static), its kernel, graph-parity and backend tests under qemu-user on
+#     NEON, SVE2 at 128 bits and SVE at 256 bits (scripts/test_aarch64.sh; --all: every suite)
+#  2. release build, full CTest suite (long sweeps excluded: ctest -L long runs them), among them
+#     the same tokens from one program on x86 and on the aarch64 genai of step 1
+#  3. ASan+UBSan build, unit tests again
+#  4. libFuzzer targets (clang, ASan+UBSan), each for a short time seeded with real files
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -20,21 +23,32 @@ if [[ ! -d "$root/../shared/fixtures/pte" ]]; then
   echo "warning: ../shared/fixtures/pte not found; fixture tests will skip" >&2
 fi
 
+# Each stage's wall time, for keeping CI within its budget.
+stage_start=$SECONDS
+stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
+
+echo "== aarch64 build + tests (qemu-user)"
+bash scripts/test_aarch64.sh "$root/build-aarch64"
+stage_done aarch64
+
 echo "== release build + tests"
 bash scripts/build.sh "$root/build"
 # Labels (cmake/GenaiLayer.cmake): "long" sweeps run only with `ctest -L long`; "nosan" tests (the
 # default-model ones, minutes under the sanitizers) run in this release tree only.
 ctest --test-dir "$root/build" -LE long --output-on-failure -j2
+stage_done release
 
 echo "== ASan+UBSan build + tests"
 # -O1 -g1: fast enough to build twice on 2 cores, line numbers in sanitizer reports.
 bash scripts/build.sh "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DGENAI_SANITIZE=ON -DGENAI_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$root/build-asan" -LE "long|nosan" --output-on-failure -j2
+stage_done asan
 
 if [[ -f "$root/fuzz/CMakeLists.txt" ]]; then
   echo "== fuzzing"
   CC=clang CXX=clang++ bash scripts/build.sh "$root/build-fuzz" -DGENAI_BUILD_FUZZ=ON -DGENAI_BUILD_TESTS=OFF -DGENAI_BUILD_BENCH=OFF -DGENAI_PCH=OFF
   bash "$root/fuzz/run_all.sh" "$root/build-fuzz"
+  stage_done fuzz
 fi
 echo "all test stages passed"

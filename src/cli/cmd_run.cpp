@@ -262,7 +262,8 @@ const CommandRegistration kRun{
       options::add_options_to(sub, *values, options::kRunScope);
       auto runner = std::make_shared<std::string>();
       sub.add_option("--runner_binary", *runner,
-                     "With --device: the aarch64 genai binary pushed to the phone (default: genai-aarch64 next to genai)");
+                     "With --device: the aarch64 genai binary pushed to the phone (default: genai-aarch64 next to genai, else "
+                     "build-aarch64/genai from scripts/build_aarch64.sh)");
       return [values, runner] { return run(RunArgs::from(*values, *runner), *values); };
     }};
 

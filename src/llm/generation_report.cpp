@@ -1,5 +1,7 @@
 #include "llm/generation_report.h"
 
+#include "kernels/kernel_mode.h"
+
 namespace genai {
 
 nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
@@ -27,7 +29,8 @@ nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
             {"lookahead_calls", s.lookahead_calls},
             {"lookahead_accepted", s.lookahead_accepted},
             {"evictions", s.evictions}}},
-          {"peak_rss_mb", peak_rss_mb}};
+          {"peak_rss_mb", peak_rss_mb},
+          {"kernels", std::string(kernels::active_kernels())}};
 }
 
 }  // namespace genai

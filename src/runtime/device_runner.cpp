@@ -100,15 +100,25 @@ std::vector<std::pair<std::string, std::string>> parse_adb_devices(std::string_v
 fs::path resolve_runner_binary(const fs::path& requested) {
   fs::path p = requested;
   if (p.empty()) {
+    // genai-aarch64 next to this genai, else the static build of scripts/build_aarch64.sh in
+    // build-aarch64/ beside this genai's build folder.
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    const fs::path candidate = ec ? fs::path() : self.parent_path() / "genai-aarch64";
-    if (candidate.empty() || !fs::is_regular_file(candidate, ec))
+    std::vector<fs::path> candidates;
+    if (!ec) {
+      candidates.push_back(self.parent_path() / "genai-aarch64");
+      candidates.push_back(self.parent_path().parent_path() / "build-aarch64" / "genai");
+    }
+    for (const auto& c : candidates)
+      if (fs::is_regular_file(c, ec)) {
+        p = c;
+        break;
+      }
+    if (p.empty())
       throw_input_error(
-          "no runner binary for the device: pass --runner_binary PATH (an aarch64 Android build of genai), or place "
-          "one at {}",
-          candidate.empty() ? "genai-aarch64 next to genai" : candidate.string());
-    p = candidate;
+          "no runner binary for the device: pass --runner_binary PATH (a static aarch64 genai: bash "
+          "scripts/build_aarch64.sh -- genai), or place one at {}",
+          candidates.empty() ? "genai-aarch64 next to genai" : fmt::format("{} or {}", candidates[0].string(), candidates[1].string()));
   }
   std::ifstream in(p, std::ios::binary);
   if (!in) throw_input_error("--runner_binary {}: cannot be read", p.string());

@@ -51,7 +51,8 @@ std::string shell_quote(std::string_view arg);
 std::vector<std::pair<std::string, std::string>> parse_adb_devices(std::string_view output);
 
 // Where the runner binary comes from: --runner_binary, else genai-aarch64 next to the running
-// executable. InputError when the file is missing or not an aarch64 ELF executable.
+// executable, else build-aarch64/genai beside its folder (scripts/build_aarch64.sh). InputError
+// when the file is missing or not an aarch64 ELF executable.
 std::filesystem::path resolve_runner_binary(const std::filesystem::path& requested);
 
 // Deadlines of the adb calls: past one, adb and what it started are killed and the run fails

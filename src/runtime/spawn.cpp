@@ -3,7 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -44,6 +49,32 @@ std::vector<std::string> child_environment(const std::vector<std::pair<std::stri
   return env;
 }
 
+// 0 when `program` names an executable file the way posix_spawnp looks for it (a path as it is,
+// a bare name on our PATH), else the errno that running it would give. posix_spawnp reports
+// that too, but only where the C library learns of the child's exec failure before returning:
+// under qemu-user (the aarch64 tests) the child just exits 127.
+int program_error(const std::string& program) {
+  const auto runnable = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode)) return EACCES;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.find('/') != std::string::npos) return runnable(program);
+  const char* path = std::getenv("PATH");
+  const std::string_view dirs = path ? path : "/bin:/usr/bin";
+  int error = ENOENT;
+  for (size_t start = 0; start <= dirs.size();) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir(dirs.substr(start, end - start));
+    const int e = runnable((dir.empty() ? std::string(".") : dir) + "/" + program);
+    if (e == 0) return 0;
+    if (e != ENOENT && e != ENOTDIR) error = e;
+    start = end + 1;
+  }
+  return error;
+}
+
 }  // namespace
 
 pid_t spawn_process(const SpawnRequest& request) {
@@ -51,6 +82,8 @@ pid_t spawn_process(const SpawnRequest& request) {
   for (const auto& [k, v] : request.env_overrides)
     if (k.empty() || k.find('=') != std::string::npos)
       throw_failure("internal: running {} with the environment variable name '{}'", request.argv[0], k);
+  if (const int e = program_error(request.argv[0]); e != 0)
+    throw_failure("cannot run {}: {}", request.argv[0], std::strerror(e));
   SpawnAttributes s;
   for (const auto& m : request.fds) {
     if (m.parent_fd == kSpawnDevNull) posix_spawn_file_actions_addopen(&s.actions, m.child_fd, "/dev/null", O_RDONLY, 0);

@@ -27,14 +27,14 @@ using testing::run_genai;
 class PtyChild {
  public:
   explicit PtyChild(const std::vector<std::string>& args) {
-    std::vector<std::string> argv_s{GENAI_EXE};
+    std::vector<std::string> argv_s = testing::genai_command();
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
     if (pid_ == 0) {
       std::vector<char*> argv;
       for (auto& s : argv_s) argv.push_back(s.data());
       argv.push_back(nullptr);
-      execv(GENAI_EXE, argv.data());
+      execvp(argv[0], argv.data());
       _exit(127);
     }
   }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/kernel_mode.h"
 #include "support/cli_runner.h"
 #include "support/test_requirements.h"
 
@@ -40,9 +41,15 @@ TEST_F(CliRunBench, RunJsonIsGreedyReproducibleAndComplete) {
   EXPECT_LE(j["tokens"].size(), 6u);
   EXPECT_EQ(j["stats"]["generated_tokens"].get<size_t>(), j["tokens"].size());
   EXPECT_GT(j["peak_rss_mb"].get<double>(), 0.0);
-  const auto b = run_genai(args);
+  // The kernels that computed: this CPU's Highway target, or the scalar build when forced.
+  EXPECT_EQ(j.value("kernels", ""), std::string(kernels::simd_target_name()));
+  auto scalar_args = args;
+  scalar_args.push_back("--scalar_kernels");
+  const auto b = run_genai(scalar_args);
   ASSERT_EQ(b.exit_code, 0) << b.err;
-  EXPECT_EQ(nlohmann::json::parse(b.out)["tokens"], j["tokens"]);
+  const auto bj = nlohmann::json::parse(b.out);
+  EXPECT_EQ(bj["tokens"], j["tokens"]);
+  EXPECT_EQ(bj.value("kernels", ""), "scalar");
 }
 
 // The static-graph path (issue "Static decoder graphs", acceptance 3): the same text as the float

@@ -231,7 +231,7 @@ TEST(ChildProcess, ADyingAdbMakesGenaiRunExit1) {
              "#!/bin/sh\nwhile [ \"$1\" = -H ] || [ \"$1\" = -s ]; do shift 2; done\n"
              "case \"$1\" in devices) printf 'List of devices attached\\nR58M123\\tdevice\\n';; push) kill -9 $$;; esac\n",
              true);
-  const auto r = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", GENAI_EXE, "run", "-a", art, "--prompt",
+  const auto r = testing::run_genai_with_env({"PATH=" + bin + ":/usr/bin:/bin"}, {"run", "-a", art, "--prompt",
                                        "hi", "--device", "R58M123", "--runner_binary", tmp.file("genai-arm64")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("adb push failed pushing " + art + "/text_decoder.pte"), std::string::npos) << r.err;

@@ -219,18 +219,20 @@ TEST_F(CompiledEndToEnd, AProgramForAnotherBackendNamesItsDelegate) {
 TEST_F(CompiledEndToEnd, DeviceRunWithoutAdbSaysSo) {
   // PATH without adb: the child sees only this empty directory.
   testing::TempDir empty;
-  const auto r = testing::run_process({"env", "PATH=" + empty.path(), GENAI_EXE, "run", "-a", art(), "--prompt", "x",
-                                       "--device", "R58M123", "--runner_binary", GENAI_EXE});
-  EXPECT_NE(r.exit_code, 0);
-  // The host binary is not an aarch64 runner: that is said first, before adb is looked for.
-  EXPECT_NE(r.err.find("not an aarch64"), std::string::npos) << r.err;
   std::string elf(64, '\0');
   elf.replace(0, 4, "\x7f" "ELF");
   elf[4] = 2;
   elf[5] = 1;
+  elf[18] = 62;  // x86-64
+  std::ofstream(empty.file("genai-x86"), std::ios::binary) << elf;
+  const auto r = testing::run_genai_with_env({"PATH=" + empty.path()}, {"run", "-a", art(), "--prompt", "x",
+                                       "--device", "R58M123", "--runner_binary", empty.file("genai-x86")});
+  EXPECT_NE(r.exit_code, 0);
+  // A host binary is not an aarch64 runner: that is said first, before adb is looked for.
+  EXPECT_NE(r.err.find("not an aarch64"), std::string::npos) << r.err;
   elf[18] = static_cast<char>(183);
   std::ofstream(empty.file("genai-arm64"), std::ios::binary) << elf;
-  const auto n = testing::run_process({"env", "PATH=" + empty.path(), GENAI_EXE, "run", "-a", art(), "--prompt", "x",
+  const auto n = testing::run_genai_with_env({"PATH=" + empty.path()}, {"run", "-a", art(), "--prompt", "x",
                                        "--device", "R58M123", "--runner_binary", empty.file("genai-arm64")});
   EXPECT_EQ(n.exit_code, 1) << n.err;
   EXPECT_NE(n.err.find("apt-get install adb"), std::string::npos) << n.err;
@@ -260,17 +262,17 @@ TEST_F(CompiledEndToEnd, DeviceRunPrintsThePulledResult) {
                                     "esac\nexit 0\n";
   fs::permissions(bin.file("adb"), fs::perms::owner_all);
   const std::string path = "PATH=" + bin.path() + ":/usr/bin:/bin";
-  const std::vector<std::string> base{"env", path, GENAI_EXE, "run", "-a", art(), "--prompt", "-5 degrees", "--device",
+  const std::vector<std::string> base{"run", "-a", art(), "--prompt", "-5 degrees", "--device",
                                       "R58M123", "--host", "lab", "--runner_binary", bin.file("genai-arm64"),
                                       "--tokenizer_model", art() + "/tokenizer.json"};
   auto args = base;
   args.push_back("--json");
-  const auto j = testing::run_process(args);
+  const auto j = testing::run_genai_with_env({path}, args);
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const auto out = nlohmann::json::parse(j.out);
   EXPECT_EQ(out["text"], "on the phone");
   EXPECT_EQ(out["stats"]["decode_tok_s"], 42.5);
-  const auto t = testing::run_process(base);
+  const auto t = testing::run_genai_with_env({path}, base);
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out, "on the phone\n");
   EXPECT_NE(t.err.find("decode 42.5 tok/s"), std::string::npos) << t.err;

@@ -53,8 +53,16 @@ CliResult run_argv(const std::vector<std::string>& full, bool search_path) {
 }
 }  // namespace
 
+std::vector<std::string> genai_command() {
+#ifdef GENAI_EXE_EMULATOR
+  return {GENAI_EXE_EMULATOR, GENAI_EXE};
+#else
+  return {GENAI_EXE};
+#endif
+}
+
 CliResult run_genai(const std::vector<std::string>& args) {
-  std::vector<std::string> full{GENAI_EXE};
+  std::vector<std::string> full = genai_command();
   full.insert(full.end(), args.begin(), args.end());
   return run_argv(full, false);
 }
@@ -67,8 +75,17 @@ void expect_exit2(const std::vector<std::string>& args, const std::vector<std::s
 
 CliResult run_process(const std::vector<std::string>& argv) { return run_argv(argv, true); }
 
+CliResult run_genai_with_env(const std::vector<std::string>& assignments, const std::vector<std::string>& args) {
+  std::vector<std::string> full{"/usr/bin/env"};
+  full.insert(full.end(), assignments.begin(), assignments.end());
+  const auto genai = genai_command();
+  full.insert(full.end(), genai.begin(), genai.end());
+  full.insert(full.end(), args.begin(), args.end());
+  return run_argv(full, false);
+}
+
 pid_t spawn_genai(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_s{GENAI_EXE};
+  std::vector<std::string> argv_s = genai_command();
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());
@@ -78,7 +95,7 @@ pid_t spawn_genai(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, GENAI_EXE, &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, argv_s[0].c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   return rc == 0 ? pid : -1;
 }

@@ -14,7 +14,11 @@ struct CliResult {
   std::string err;
 };
 
-// args are passed without a shell; the executable is GENAI_EXE.
+// The argv prefix that starts the built genai: {GENAI_EXE}, or in a cross build whose programs
+// run under an emulator (the aarch64 tree under qemu-user, which cannot start a foreign binary
+// by itself) {emulator, GENAI_EXE}.
+std::vector<std::string> genai_command();
+// args are passed without a shell; the executable is genai_command().
 CliResult run_genai(const std::vector<std::string>& args);
 // Runs `genai args...` and expects exit 2 (bad input) with every word of `words` in stderr
 // (gtest EXPECTs: the failures name the missing word and show stderr).
@@ -22,6 +26,8 @@ void expect_exit2(const std::vector<std::string>& args, const std::vector<std::s
 // Starts `genai args...` without waiting, stdout and stderr to /dev/null (for tests that kill it
 // mid-run); returns its pid, or -1 when it cannot be started. The caller reaps it.
 pid_t spawn_genai(const std::vector<std::string>& args);
+// `env assignments... genai args...`: genai with some environment variables set (PATH=...).
+CliResult run_genai_with_env(const std::vector<std::string>& assignments, const std::vector<std::string>& args);
 // Any program found on PATH (argv[0]), e.g. {"python3", script, ...} for test-side references.
 CliResult run_process(const std::vector<std::string>& argv);
 // Path of a test-side Python reference script: tests/python/<name>.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the aarch64 tree (scripts/build_aarch64.sh) and runs its tests under qemu-aarch64-static,
+# once per Arm vector unit the kernels dispatch to:
+#   neon     a Cortex-A72 (no SVE): NEON
+#   sve128   qemu's `max` CPU at 128-bit vectors: SVE2_128, and SVE2, SVE, NEON forced in turn
+#   sve256   qemu's `max` CPU at 256-bit vectors: SVE_256, and SVE2, SVE, NEON forced in turn
+#
+#   scripts/test_aarch64.sh [--all] [build-dir]
+# Without --all (CI's default run): the kernel tests on all three CPUs, and the graph-parity and
+# backend tests (compiled programs against the QDQ reference) on the two SVE ones. With --all
+# (the long sweep): every suite on every CPU. Each CPU's kernel run fails unless the targets named
+# for it ran (GENAI_EXPECT_SIMD_TARGETS, tests/kernels/kernel_test_util.h).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+all=0
+if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
+dir="${1:-$root/build-aarch64}"
+
+if (( all )); then
+  bash "$root/scripts/build_aarch64.sh" "$dir"
+else
+  bash "$root/scripts/build_aarch64.sh" "$dir" -- genai test_kernels test_graph test_backends
+fi
+
+# name | QEMU_CPU | the Highway targets its kernel tests must run
+cpus=(
+  "neon|cortex-a72|NEON"
+  "sve128|max,sve-default-vector-length=16|SVE2_128,SVE2,SVE,NEON"
+  "sve256|max,sve-default-vector-length=32|SVE_256,SVE2,SVE,NEON"
+)
+status=0
+for entry in "${cpus[@]}"; do
+  IFS='|' read -r name cpu expect <<<"$entry"
+  if (( all )); then
+    labels=() exclude="long|nosan"
+  elif [[ "$name" == neon ]]; then
+    labels=(-L '^kernels$') exclude="long|nosan"
+  else
+    labels=(-L '^(kernels|graph|backends)$') exclude="long|nosan"
+  fi
+  echo "== aarch64 tests on $name (QEMU_CPU=$cpu)"
+  start=$SECONDS
+  if ! QEMU_CPU="$cpu" GENAI_EXPECT_SIMD_TARGETS="$expect" \
+      ctest --test-dir "$dir" "${labels[@]}" -LE "$exclude" --output-on-failure -j2; then
+    status=1
+  fi
+  echo "== $name: $((SECONDS - start)) s"
+done
+exit $status
