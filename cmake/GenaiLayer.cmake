@@ -54,9 +54,6 @@ function(genai_layer name)
       set(_pch_kind layer_O0)  # a header precompiled at -O1 is invalid at -O0
     endif()
     genai_precompile(genai_${name} ${_pch_kind} <fmt/format.h> <nlohmann/json.hpp>)
-    # Reference numbers (model decoder, interpreter, QDQ reference, kernels, logits) must round
-    # a*b + c twice everywhere: an FMA target must not fuse in one layer and not in another.
-    target_compile_options(genai_${name} PRIVATE -ffp-contract=off)
   else()  # headers only so far
     add_library(genai_${name} INTERFACE)
     target_include_directories(genai_${name} INTERFACE ${PROJECT_SOURCE_DIR}/src)

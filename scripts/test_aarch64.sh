@@ -6,10 +6,11 @@
 #   sve256   qemu's `max` CPU at 256-bit vectors: SVE_256, and SVE2, SVE, NEON forced in turn
 #
 #   scripts/test_aarch64.sh [--all] [build-dir]
-# Without --all (CI's default run): the kernel tests on all three CPUs, and the graph-parity and
-# backend tests (compiled programs against the QDQ reference) on the two SVE ones. With --all
-# (the long sweep): every suite on every CPU. Each CPU's kernel run fails unless the targets named
-# for it ran (GENAI_EXPECT_SIMD_TARGETS, tests/kernels/kernel_test_util.h).
+# Without --all (CI's default run): the kernel tests on all three CPUs; on the two SVE ones also
+# graph parity, the backends, and the runtime's in-process tests (compiled programs against the
+# QDQ reference, sessions, programs, the worker process). With --all (the long sweep): every suite
+# on every CPU. Each CPU's kernel run fails unless the targets named for it ran
+# (GENAI_EXPECT_SIMD_TARGETS, tests/kernels/kernel_test_util.h).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 all=0
@@ -19,7 +20,7 @@ dir="${1:-$root/build-aarch64}"
 if (( all )); then
   bash "$root/scripts/build_aarch64.sh" "$dir"
 else
-  bash "$root/scripts/build_aarch64.sh" "$dir" -- genai test_kernels test_graph test_backends
+  bash "$root/scripts/build_aarch64.sh" "$dir" -- genai test_kernels test_graph test_backends test_runtime
 fi
 
 # name | QEMU_CPU | the Highway targets its kernel tests must run
@@ -28,22 +29,27 @@ cpus=(
   "sve128|max,sve-default-vector-length=16|SVE2_128,SVE2,SVE,NEON"
   "sve256|max,sve-default-vector-length=32|SVE_256,SVE2,SVE,NEON"
 )
+runtime_subset='^(CompiledEndToEnd\.(GreedyTokens|LogitsStay)|CompiledSession\.|ProgramInstance\.|RuntimeProgram\.|WorkerProcess\.)'
 status=0
 for entry in "${cpus[@]}"; do
   IFS='|' read -r name cpu expect <<<"$entry"
+  # The ctest selections (-L / -R arguments) for this CPU, one per entry.
   if (( all )); then
-    labels=() exclude="long|nosan"
+    selections=("")
   elif [[ "$name" == neon ]]; then
-    labels=(-L '^kernels$') exclude="long|nosan"
+    selections=("-L ^kernels$")
   else
-    labels=(-L '^(kernels|graph|backends)$') exclude="long|nosan"
+    selections=("-L ^(kernels|graph|backends)$" "-L ^runtime$ -R $runtime_subset")
   fi
   echo "== aarch64 tests on $name (QEMU_CPU=$cpu)"
   start=$SECONDS
-  if ! QEMU_CPU="$cpu" GENAI_EXPECT_SIMD_TARGETS="$expect" \
-      ctest --test-dir "$dir" "${labels[@]}" -LE "$exclude" --output-on-failure -j2; then
-    status=1
-  fi
+  for selection in "${selections[@]}"; do
+    read -r -a select <<<"$selection"
+    if ! QEMU_CPU="$cpu" GENAI_EXPECT_SIMD_TARGETS="$expect" \
+        ctest --test-dir "$dir" "${select[@]}" -LE "long|nosan" --output-on-failure -j2; then
+      status=1
+    fi
+  done
   echo "== $name: $((SECONDS - start)) s"
 done
 exit $status
