@@ -22,7 +22,7 @@ SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
-  libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev libxxhash-dev
+  libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev libxxhash-dev libpng-dev libturbojpeg0-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   adb
   # genai eval's default text (Newton's Opticks, public domain): docs/quantization.md
@@ -48,7 +48,7 @@ if (( want_aarch64 )); then
   fi
   packages+=(g++-aarch64-linux-gnu qemu-user-static dpkg-dev
              libflatbuffers-dev:arm64 libfmt-dev:arm64 libpcre2-dev:arm64 libssl-dev:arm64 libxxhash-dev:arm64
-             libgtest-dev:arm64 libgmock-dev:arm64)
+             libpng-dev:arm64 libturbojpeg0-dev:arm64 zlib1g-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64)
 fi
 
 missing=()
