@@ -16,6 +16,49 @@
 namespace genai::media {
 namespace {
 
+// Pillow refuses images past twice its MAX_IMAGE_PIXELS (a decompression bomb); so does this,
+// before allocating them.
+constexpr int64_t kMaxImagePixels = 2 * 89478485;
+constexpr const char* kTooManyPixels = "more pixels than Pillow's decompression-bomb limit (178956970)";
+static_assert(kMaxImagePixels == 178956970, "kTooManyPixels names the limit");
+
+bool within_size_limit(int64_t width, int64_t height) {
+  return width > 0 && height > 0 && width * height <= kMaxImagePixels;
+}
+
+// Pillow's alpha_composite of `rgba` (width * height * 4 bytes) over opaque white, dropped to RGB.
+RgbImage composite_over_white(const uint8_t* rgba, int64_t width, int64_t height) {
+  // Pillow's ImagingAlphaComposite with an opaque white destination. It takes 4 pixels at a time
+  // in SIMD (an 8-bit coefficient: round(a * 255 * 255 / (255 * 255)) = a) and the rest of a row
+  // one at a time (7 extra bits); both divide by 255 with ((v >> 8) + v) >> 8.
+  const auto div255 = [](uint32_t v) { return ((v >> 8) + v) >> 8; };
+  RgbImage out(width, height);
+  const int64_t vector_end = width - width % 4;
+  for (int64_t y = 0; y < height; ++y) {
+    const uint8_t* src = rgba + y * width * 4;
+    uint8_t* dst = out.row(y);
+    for (int64_t x = 0; x < width; ++x) {
+      const uint32_t a = src[4 * x + 3];
+      for (int c = 0; c < 3; ++c) {
+        const uint32_t s = src[4 * x + c];
+        uint32_t v;
+        if (x < vector_end) {
+          v = div255(s * a + 255u * (255u - a) + 128u);
+        } else if (a == 0) {
+          v = 255;
+        } else {
+          constexpr uint32_t kBits = 7;
+          const uint32_t coef1 = a * 255u * 255u * (1u << kBits) / (255u * 255u);
+          const uint32_t coef2 = 255u * (1u << kBits) - coef1;
+          v = div255(s * coef1 + 255u * coef2 + (0x80u << kBits)) >> kBits;
+        }
+        dst[3 * x + c] = static_cast<uint8_t>(v);
+      }
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // PNG, through libpng's classic interface: its transformations give the samples Pillow keeps
 // (16-bit channels to their high byte, palettes and tRNS to RGBA, grey to RGB). libpng reports
@@ -43,9 +86,6 @@ void png_fail(png_structp png, png_const_charp message) {
 
 void png_ignore_warning(png_structp, png_const_charp) {}
 
-void check_image_size_or_fail(png_structp png, png_uint_32 w, png_uint_32 h) {
-  if (w == 0 || h == 0 || static_cast<int64_t>(w) * h > kMaxImagePixels) png_error(png, "too many pixels");
-}
 
 struct PngShape {
   png_uint_32 width = 0, height = 0;
@@ -71,7 +111,7 @@ bool decode_png_rows(PngSource& s, PngShape& shape, std::vector<uint8_t>& pixels
   png_read_info(png, info);
   int bit_depth = 0, color_type = 0;
   png_get_IHDR(png, info, &shape.width, &shape.height, &bit_depth, &color_type, nullptr, nullptr, nullptr);
-  check_image_size_or_fail(png, shape.width, shape.height);
+  if (!within_size_limit(shape.width, shape.height)) png_error(png, kTooManyPixels);
   const bool trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
   shape.clamp_grey16 = bit_depth == 16 && color_type == PNG_COLOR_TYPE_GRAY && !trns;
   if (bit_depth == 16 && !shape.clamp_grey16) png_set_strip_16(png);
@@ -134,7 +174,7 @@ RgbImage decode_jpeg(std::span<const uint8_t> bytes, const std::string& origin) 
   int w = 0, h = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(tj.h, data, size, &w, &h, &subsampling, &colorspace) != 0)
     throw_input_error("{}: not a readable JPEG image: {}", origin, tjGetErrorStr2(tj.h));
-  check_image_size(w, h, origin);
+  if (!within_size_limit(w, h)) throw_input_error("{}: {}x{}: {}", origin, w, h, kTooManyPixels);
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     throw_input_error("{}: a CMYK JPEG; only greyscale and colour (YCbCr/RGB) JPEGs are handled", origin);
   RgbImage out(w, h);
@@ -149,44 +189,6 @@ RgbImage decode_jpeg(std::span<const uint8_t> bytes, const std::string& origin) 
 }
 
 }  // namespace
-
-void check_image_size(int64_t width, int64_t height, const std::string& origin) {
-  if (width <= 0 || height <= 0 || width * height > kMaxImagePixels)
-    throw_input_error("{}: {}x{} pixels is outside what this reads (1 to {} pixels, Pillow's decompression-bomb limit)",
-                      origin, width, height, kMaxImagePixels);
-}
-
-RgbImage composite_over_white(const uint8_t* rgba, int64_t width, int64_t height) {
-  // Pillow's ImagingAlphaComposite with an opaque white destination. It takes 4 pixels at a time
-  // in SIMD (an 8-bit coefficient: round(a * 255 * 255 / (255 * 255)) = a) and the rest of a row
-  // one at a time (7 extra bits); both divide by 255 with ((v >> 8) + v) >> 8.
-  const auto div255 = [](uint32_t v) { return ((v >> 8) + v) >> 8; };
-  RgbImage out(width, height);
-  const int64_t vector_end = width - width % 4;
-  for (int64_t y = 0; y < height; ++y) {
-    const uint8_t* src = rgba + y * width * 4;
-    uint8_t* dst = out.row(y);
-    for (int64_t x = 0; x < width; ++x) {
-      const uint32_t a = src[4 * x + 3];
-      for (int c = 0; c < 3; ++c) {
-        const uint32_t s = src[4 * x + c];
-        uint32_t v;
-        if (x < vector_end) {
-          v = div255(s * a + 255u * (255u - a) + 128u);
-        } else if (a == 0) {
-          v = 255;
-        } else {
-          constexpr uint32_t kBits = 7;
-          const uint32_t coef1 = a * 255u * 255u * (1u << kBits) / (255u * 255u);
-          const uint32_t coef2 = 255u * (1u << kBits) - coef1;
-          v = div255(s * coef1 + 255u * coef2 + (0x80u << kBits)) >> kBits;
-        }
-        dst[3 * x + c] = static_cast<uint8_t>(v);
-      }
-    }
-  }
-  return out;
-}
 
 RgbImage decode_image(std::span<const uint8_t> bytes, const std::string& origin) {
   static constexpr uint8_t kPng[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};

@@ -127,15 +127,6 @@ RgbImage resize_vertical(const RgbImage& in, int64_t height, Resample f) {
 
 }  // namespace
 
-std::string_view resample_name(Resample r) {
-  switch (r) {
-    case Resample::kLanczos: return "LANCZOS";
-    case Resample::kBilinear: return "BILINEAR";
-    case Resample::kBicubic: return "BICUBIC";
-  }
-  return "?";
-}
-
 bool resample_from_pillow(int64_t value, Resample& out) {
   if (value < 1 || value > 3) return false;
   out = static_cast<Resample>(value);

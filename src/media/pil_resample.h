@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "media/rgb_image.h"
 
@@ -17,7 +16,6 @@ namespace genai::media {
 // BOX = 4 and HAMMING = 5 are not among them).
 enum class Resample { kLanczos = 1, kBilinear = 2, kBicubic = 3 };
 
-std::string_view resample_name(Resample r);
 // The filter of a preprocessor_config.json "resample" value; false for the others.
 bool resample_from_pillow(int64_t value, Resample& out);
 

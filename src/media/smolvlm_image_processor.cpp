@@ -66,7 +66,7 @@ SmolVlmImageConfig smolvlm_image_config(const nlohmann::json& j, const std::stri
     else if (key == "do_image_splitting") c.do_image_splitting = json_bool(v, origin, key);
     else if (key == "do_rescale") c.do_rescale = json_bool(v, origin, key);
     else if (key == "do_normalize") c.do_normalize = json_bool(v, origin, key);
-    else if (key == "do_pad") c.do_pad = json_bool(v, origin, key);
+    else if (key == "do_pad") (void)json_bool(v, origin, key);  // pads a batch to its largest image only
     else if (key == "size") c.longest_edge = longest_edge_of(v, origin, key);
     else if (key == "max_image_size") c.tile = longest_edge_of(v, origin, key);
     else if (key == "rescale_factor") {

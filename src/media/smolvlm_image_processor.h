@@ -18,7 +18,6 @@ namespace genai::media {
 
 struct SmolVlmImageConfig {
   bool do_convert_rgb = true, do_resize = true, do_image_splitting = true, do_rescale = true, do_normalize = true;
-  bool do_pad = true;
   int64_t longest_edge = 4 * 364;  // size.longest_edge
   int64_t tile = 364;              // max_image_size.longest_edge
   Resample resample = Resample::kLanczos;

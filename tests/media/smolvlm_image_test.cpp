@@ -93,6 +93,15 @@ TEST(SmolVlmImage, MissingTruncatedAndNonImageFilesAreInputErrorsNamingThem) {
   GENAI_REQUIRE_AVAILABLE(ref.exit_code == 0, "pillow (scripts/install_deps.sh --test): " + ref.err);
   EXPECT_EQ(read_image(dir.file("full.png")).pixels, img.pixels);  // lossless
   EXPECT_EQ(read_image(dir.file("full.jpg")).width, 40);
+  // A PNG whose header claims 20000 x 20000 pixels: refused before anything is allocated.
+  const auto bomb = testing::run_process(
+      {"python3", "-c",
+       "import sys, struct, zlib; from PIL import Image; Image.new('L', (1, 1)).save(sys.argv[1]);"
+       "b = bytearray(open(sys.argv[1], 'rb').read()); b[16:24] = struct.pack('>II', 20000, 20000);"
+       "b[29:33] = struct.pack('>I', zlib.crc32(bytes(b[12:29]))); open(sys.argv[1], 'wb').write(b)",
+       dir.file("bomb.png")});
+  ASSERT_EQ(bomb.exit_code, 0) << bomb.err;
+  expect_input_error(dir.file("bomb.png"), "decompression-bomb limit");
   for (const std::string name : {"full.png", "full.jpg"}) {
     const auto bytes = testing::read_bytes(dir.file(name));
     const std::string cut = dir.file("cut_" + name);
