@@ -412,7 +412,7 @@ void DecoderScheduler::dequantize_row(const Binding& b, int64_t row, float* out)
   for (int64_t j = 0; j < vocab_; ++j) out[j] = static_cast<float>(static_cast<int32_t>(q[j]) - zp) * scale;
 }
 
-void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all) {
+void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all, int64_t first) {
   const int64_t n = static_cast<int64_t>(tokens.size()), ar = b.ar;
   cache_->set_ar_len(ar);
   const int64_t n_past = cache_->n_past();
@@ -427,6 +427,7 @@ void DecoderScheduler::run_chunk(Binding& b, std::span<const int32_t> tokens, st
   else
     fill_smart_mask<float>(reinterpret_cast<float*>(b.mask.data()), ar, context_len_, n_past, 0.0f, graph::kMaskedValue);
   if (!b.embedding.empty()) runner_->run(b.embedding, b.embedding_in, b.embedding_out);
+  if (replaced_) write_replaced_rows(b, first, n);
   runner_->run(b.name, b.in, b.out);
 
   if (all) {
@@ -463,7 +464,7 @@ void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<floa
     while (i < n && (sink_ || position_ + prefill_ar_ <= context_len_)) {
       const int64_t take = std::min(prefill_ar_, n - i);
       make_room(prefill_ar_, take);
-      run_chunk(*prefill_, tokens.subspan(i, take), all);
+      run_chunk(*prefill_, tokens.subspan(i, take), all, i);
       ++prefill_calls_;
       i += take;
     }
@@ -474,7 +475,7 @@ void DecoderScheduler::process(std::span<const int32_t> tokens, std::vector<floa
     Binding& b = single_ && n - i == 1 ? *single_ : *kv_;
     const int64_t take = std::min(b.ar, n - i);
     make_room(b.ar, take);
-    run_chunk(b, tokens.subspan(i, take), all);
+    run_chunk(b, tokens.subspan(i, take), all, i);
     ++kv_calls_;
     i += take;
   }
@@ -485,11 +486,60 @@ std::span<const float> DecoderScheduler::forward(std::span<const int32_t> tokens
   return logits_;
 }
 
-std::vector<float> DecoderScheduler::forward_all(std::span<const int32_t> tokens) {
+std::vector<float> DecoderScheduler::forward_all(std::span<const int32_t> tokens, const EmbeddingRows& replaced) {
   std::vector<float> all;
   all.reserve(tokens.size() * static_cast<size_t>(vocab_));
-  process(tokens, &all);
+  if (replaced.empty())
+    process(tokens, &all);
+  else
+    process_replacing(tokens, &all, replaced);
   return all;
+}
+
+std::span<const float> DecoderScheduler::forward_replacing(std::span<const int32_t> tokens, const EmbeddingRows& replaced) {
+  process_replacing(tokens, nullptr, replaced);
+  return logits_;
+}
+
+void DecoderScheduler::process_replacing(std::span<const int32_t> tokens, std::vector<float>* all,
+                                         const EmbeddingRows& replaced) {
+  check_replaced(replaced, static_cast<int64_t>(tokens.size()));
+  struct Clear {
+    const EmbeddingRows*& p;
+    ~Clear() { p = nullptr; }
+  } clear{replaced_};
+  replaced_ = &replaced;
+  process(tokens, all);
+}
+
+void DecoderScheduler::check_replaced(const EmbeddingRows& r, int64_t n) const {
+  for (const Binding* b : {kv_.get(), prefill_.get(), single_.get()}) {
+    if (!b) continue;
+    if (b->embedding.empty())
+      throw_input_error("{}: method {} looks its token embeddings up itself: replacing embeddings (image features) "
+                        "needs methods taking {} (the tok_embedding artifact)",
+                        origin_, b->name, graph::kInputsEmbeds);
+    const int64_t dim = static_cast<int64_t>(b->embeds.size() / sizeof(float)) / b->ar;
+    if (r.dim != dim)
+      throw_input_error("{}: replacing embeddings {} wide, method {} takes {}", origin_, r.dim, b->name, dim);
+  }
+  if (r.rows.size() != r.at.size() * static_cast<size_t>(r.dim))
+    throw_failure("internal: {} replaced rows of {} hold {} values", r.at.size(), r.dim, r.rows.size());
+  for (size_t i = 0; i < r.at.size(); ++i)
+    if (r.at[i] < 0 || r.at[i] >= n || (i > 0 && r.at[i] <= r.at[i - 1]))
+      throw_input_error("decoder: replaced embedding index {} is outside the {} tokens of the call or not ascending",
+                        r.at[i], n);
+}
+
+void DecoderScheduler::write_replaced_rows(Binding& b, int64_t first, int64_t n) const {
+  const EmbeddingRows& r = *replaced_;
+  auto it = std::lower_bound(r.at.begin(), r.at.end(), first);
+  float* embeds = reinterpret_cast<float*>(b.embeds.data());
+  for (; it != r.at.end() && *it < first + n; ++it) {
+    const size_t row = static_cast<size_t>(it - r.at.begin());
+    std::memcpy(embeds + (*it - first) * r.dim, r.rows.data() + row * static_cast<size_t>(r.dim),
+                static_cast<size_t>(r.dim) * sizeof(float));
+  }
 }
 
 }  // namespace genai

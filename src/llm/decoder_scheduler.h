@@ -36,8 +36,12 @@ class DecoderScheduler : public TreeDecoderSession {
   // InputError before any work when position() + n exceeds max_context() or an id is outside
   // the vocabulary. Returns the last token's (dequantized) logits.
   std::span<const float> forward(std::span<const int32_t> tokens) override;
+  // Replaced rows are written over what tok_embedding_<method> gives (inputs_embeds is float32 on
+  // every executor). InputError when the decoder methods take tokens, a row's width is not
+  // theirs, or an index is outside the call or not ascending.
+  std::span<const float> forward_replacing(std::span<const int32_t> tokens, const EmbeddingRows& replaced) override;
   // The same, returning every token's logits, row-major [n, vocab] (tests).
-  std::vector<float> forward_all(std::span<const int32_t> tokens);
+  std::vector<float> forward_all(std::span<const int32_t> tokens, const EmbeddingRows& replaced = {});
   int64_t position() const override { return position_; }
   // CL with a decode AR of 1. A kv_forward of AR a > 1 caches CL - a entries, so single tokens
   // can be decoded up to position CL - a only: CL - a + 1 positions.
@@ -73,8 +77,13 @@ class DecoderScheduler : public TreeDecoderSession {
  private:
   struct Binding;  // one method's buffers and their places in its signature
   std::unique_ptr<Binding> bind(const std::string& method);
-  void run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all);
+  // `first`: the chunk's index in the call (for the replaced embeddings).
+  void run_chunk(Binding& b, std::span<const int32_t> tokens, std::vector<float>* all, int64_t first = 0);
   void process(std::span<const int32_t> tokens, std::vector<float>* all);
+  void check_replaced(const EmbeddingRows& replaced, int64_t n) const;
+  void write_replaced_rows(Binding& b, int64_t first, int64_t n) const;
+  // process() with replaced_ set for its duration.
+  void process_replacing(std::span<const int32_t> tokens, std::vector<float>* all, const EmbeddingRows& replaced);
   void dequantize_row(const Binding& b, int64_t row, float* out) const;
   void check_ids(std::span<const int32_t> tokens) const;
   // The AR length of the layout with the longest cache (the smallest of the methods').
@@ -94,6 +103,7 @@ class DecoderScheduler : public TreeDecoderSession {
   int64_t position_ = 0, kv_calls_ = 0, prefill_calls_ = 0;
   int64_t tree_rows_ = 0;  // rows of the last forward_tree (0: none since the cache changed)
   std::vector<float> logits_;
+  const EmbeddingRows* replaced_ = nullptr;  // during a forward_replacing()
   std::optional<AttentionSinkOptions> sink_;
   std::optional<KeyRerotation> rerotation_;
   int64_t evictions_ = 0;

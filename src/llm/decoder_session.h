@@ -6,8 +6,18 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace genai {
+
+// Embeddings that take the place of some tokens' own in one call (image features at the <image>
+// tokens): row i of `rows` ([at.size(), dim], float32) replaces the embedding of tokens[at[i]].
+struct EmbeddingRows {
+  std::vector<int64_t> at;  // ascending token indices of the call
+  std::vector<float> rows;
+  int64_t dim = 0;
+  bool empty() const { return at.empty(); }
+};
 
 class DecoderSession {
  public:
@@ -17,6 +27,9 @@ class DecoderSession {
   // KV cache, and returns the logits [vocab_size()] of the LAST token. The span stays valid until
   // the next call. Throws InputError when position() + n would exceed max_context().
   virtual std::span<const float> forward(std::span<const int32_t> tokens) = 0;
+  // The same with some embeddings replaced (EmbeddingRows). Only sessions whose decoder takes
+  // embeddings from a separate embedding step can; the others throw InputError.
+  virtual std::span<const float> forward_replacing(std::span<const int32_t> tokens, const EmbeddingRows& replaced);
   // Tokens currently in the cache.
   virtual int64_t position() const = 0;
   // The most positions the cache can hold.

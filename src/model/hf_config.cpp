@@ -376,9 +376,7 @@ void write_gemma4_fields(const ModelConfig& c, json& j) {
 
 }  // namespace
 
-namespace {
-
-json read_config_json(const std::filesystem::path& config_json) {
+json read_hf_config_json(const std::filesystem::path& config_json) {
   auto map = MappedFile::open(config_json);
   auto bytes = map->bytes();
   json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
@@ -386,24 +384,35 @@ json read_config_json(const std::filesystem::path& config_json) {
   return j;
 }
 
-// The multimodal wrappers whose text_config is a decoder we build (model_type -> the text one).
-bool is_multimodal_wrapper(const json& j) {
+namespace {
+
+// The multimodal wrappers whose text_config is a decoder we build: model_type -> where the
+// checkpoint keeps the text decoder's tensors (in place of "model.").
+const char* wrapper_text_prefix(const json& j) {
   auto mt = j.find("model_type");
   auto tc = j.find("text_config");
-  return mt != j.end() && mt->is_string() && mt->get<std::string>() == "gemma4" && tc != j.end() && tc->is_object();
+  if (mt == j.end() || !mt->is_string() || tc == j.end() || !tc->is_object()) return nullptr;
+  const std::string t = mt->get<std::string>();
+  if (t == "gemma4") return "model.language_model.";
+  if (t == "smolvlm" || t == "idefics3") return "model.text_model.";
+  return nullptr;
 }
 
 }  // namespace
 
 std::string hf_text_model_prefix(const std::filesystem::path& config_json) {
-  return is_multimodal_wrapper(read_config_json(config_json)) ? "model.language_model." : "";
+  const char* prefix = wrapper_text_prefix(read_hf_config_json(config_json));
+  return prefix ? prefix : "";
 }
 
 ModelConfig read_hf_config(const std::filesystem::path& config_json) {
-  json top = read_config_json(config_json);
-  const bool wrapper = is_multimodal_wrapper(top);
+  json top = read_hf_config_json(config_json);
+  const bool wrapper = wrapper_text_prefix(top) != nullptr;
   const std::string source = config_json.string() + (wrapper ? " text_config" : "");
-  const json& j = wrapper ? top["text_config"] : top;
+  // SmolVLM's text model is a Llama; its text_config may leave model_type to that default.
+  json text = wrapper ? top["text_config"] : json();
+  if (wrapper && !text.contains("model_type") && top["model_type"] != "gemma4") text["model_type"] = "llama";
+  const json& j = wrapper ? text : top;
   ConfigReader r(j, source);
   ModelConfig c;
   const json* mt = r.find("model_type");

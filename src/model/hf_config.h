@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "model/model_config.h"
 
 namespace genai {
@@ -11,9 +13,11 @@ namespace genai {
 // Architecture by name (model_config.h's table); InputError naming `source`, `key` and the valid ones.
 Architecture parse_architecture(const std::string& name, const std::string& source, const std::string& key);
 
+// config.json as a JSON object; InputError naming the file when it is not one.
+nlohmann::json read_hf_config_json(const std::filesystem::path& config_json);
 // Reads config.json; missing or mistyped keys and unsupported settings are InputErrors naming the
 // file and the key. A multimodal checkpoint's config (model_type gemma4 with a text_config, as
-// google/gemma-4-e2b-it ships it) gives its text decoder's config.
+// google/gemma-4-e2b-it ships it, or smolvlm / idefics3) gives its text decoder's config.
 ModelConfig read_hf_config(const std::filesystem::path& config_json);
 // Where such a multimodal checkpoint keeps the text decoder's tensors: "model.language_model." in
 // place of "model."; "" for a text-only checkpoint.

@@ -73,6 +73,9 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     }
   }
 
+  if (const auto top = read_hf_config_json(dir / "config.json"); is_vision_language_config(top))
+    m.vision = std::make_shared<const VisionTower>(load_vision_tower(dir, top, ckpt));
+
   if (with_tokenizer) {
     const auto tj = dir / "tokenizer.json", tm = dir / "tokenizer.model";
     if (c.arch == Architecture::kGemma && std::filesystem::exists(tm)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/model_config.h"
+#include "model/vision_tower.h"
 #include "model/weights.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -23,6 +24,8 @@ struct Model {
   CheckpointFormat format = CheckpointFormat::kGguf;
   std::filesystem::path checkpoint_path;
   std::filesystem::path tokenizer_path;         // the file a runtime can load the tokenizer from
+  // A vision-language checkpoint's vision tower and connector (SmolVLM); null for text-only models.
+  std::shared_ptr<const VisionTower> vision;
 };
 
 struct LoadOptions {

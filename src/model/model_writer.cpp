@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "formats/gguf_writer.h"
 #include "formats/llama2c_file.h"
 #include "formats/safetensors_file.h"
@@ -111,12 +112,15 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
 }
 
 void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config, const WeightSource& weights,
-                    DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes) {
+                    DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes, const VisionTower* vision) {
   config.validate(dir.string());
   std::filesystem::create_directories(dir);
   std::vector<SafetensorsTensorToWrite> tensors;
+  auto stored_name = [&](const std::string& name) {
+    return vision && name.rfind("model.", 0) == 0 ? "model.text_model." + name.substr(6) : name;
+  };
   for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kHuggingFace))
-    tensors.push_back({stored.name, dtype, stored.shape, [&weights, &config, stored, dtype] {
+    tensors.push_back({stored_name(stored.name), dtype, stored.shape, [&weights, &config, stored, dtype] {
                          std::vector<Tensor> parts;
                          for (const WeightSpec& spec : stored.parts) {
                            Tensor t = checked_get(weights, spec);
@@ -134,8 +138,21 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
                          }
                          return tensor_bytes_as(stack_stored(stored, parts), dtype);
                        }});
+  if (vision) {
+    vision->config.validate(dir.string());
+    for (auto& t : vision_tower_tensors(vision->config, vision->weights)) tensors.push_back(std::move(t));
+  }
   write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);
-  write_file_atomic(dir / "config.json", hf_config_json(config));
+  if (vision) {
+    nlohmann::json top = {{"text_config", nlohmann::json::parse(hf_config_json(config))},
+                          {"tie_word_embeddings", config.tied_embeddings}};
+    add_vision_tower_config(vision->config, top);
+    write_file_atomic(dir / "config.json", top.dump(2) + "\n");
+    if (!vision->processor_config.empty() && vision->processor_config != dir / "preprocessor_config.json")
+      write_file_atomic(dir / "preprocessor_config.json", MappedFile::open(vision->processor_config)->bytes());
+  } else {
+    write_file_atomic(dir / "config.json", hf_config_json(config));
+  }
   if (vocab) {
     write_tokenizer_json(*vocab, dir / "tokenizer.json");
     nlohmann::json tc = {{"add_bos_token", vocab->add_bos},

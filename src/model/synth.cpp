@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "tokenizer/synthetic_vocab.h"
@@ -23,6 +25,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // A ChatML template as SmolLM2 ships it (the synthetic BPE vocabulary has <|im_start|>/<|im_end|>).
+// SmolVLM-Instruct's template (its chat_template.json).
+constexpr const char* kSmolVlmTemplate =
+    "<|im_start|>{% for message in messages %}{{message['role'] | capitalize}}{% if message['content'][0]['type'] == "
+    "'image' %}{{':'}}{% else %}{{': '}}{% endif %}{% for line in message['content'] %}{% if line['type'] == 'text' "
+    "%}{{line['text']}}{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n{% "
+    "endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}";
+
 constexpr const char* kChatMlTemplate =
     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
     "{{ '<|im_start|>system\nYou are a helpful AI assistant.<|im_end|>\n' }}{% endif %}"
@@ -181,8 +190,84 @@ WeightSource synth_weights(const ModelConfig& config, uint64_t seed) {
   }};
 }
 
+std::vector<std::string> smolvlm_special_tokens() {
+  std::vector<std::string> t{"<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"};
+  for (int r = 1; r <= 6; ++r)
+    for (int c = 1; c <= 6; ++c) t.push_back(fmt::format("<row_{}_col_{}>", r, c));
+  return t;
+}
+
+VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text, int32_t image_token_id, uint64_t seed) {
+  VisionTower t;
+  VisionTowerConfig& c = t.config;
+  if (shape == "tiny") {
+    c.dim = 32, c.n_layers = 2, c.n_heads = 2, c.ffn_dim = 64, c.image_size = 64, c.patch_size = 16, c.scale_factor = 2;
+  } else {
+    c.dim = 768, c.n_layers = 12, c.n_heads = 12, c.ffn_dim = 3072, c.image_size = 512, c.patch_size = 16, c.scale_factor = 4;
+  }
+  c.text_dim = text.dim;
+  c.image_token_id = image_token_id;
+  c.validate("synth " + shape);
+  for (const WeightSpec& spec : vision_tower_weights(c)) {
+    Tensor w = synth_tensor(spec, seed ^ 0x5eed0f715104ull);
+    // LayerNorm weights around 1, as synth_tensor makes the decoder's norms.
+    if (spec.name.find("norm") != std::string::npos && ends_with(spec.name, ".weight") && !ends_with(spec.name, "norm.weight"))
+      for (int64_t i = 0; i < w.numel(); ++i) w.mutable_data<float>()[i] += 1.0f;
+    t.weights.add(spec.name, std::move(w));
+  }
+  return t;
+}
+
+namespace {
+
+// A SmolVLM folder: the decoder (llama of `shape`) with SmolVLM's added tokens at the end of its
+// vocabulary, the tower, its image processor's settings (two tiles per side at most) and chat template.
+SynthResult write_synth_smolvlm(const SynthRequest& r) {
+  if (r.format != "hf") throw_input_error("--format: '{}' cannot hold a vision-language model (valid for --arch smolvlm: hf)", r.format);
+  if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+  SynthResult res;
+  res.config = synth_config(r.shape, "llama");
+  ModelConfig& c = res.config;
+  c.name = fmt::format("synth-{}-smolvlm", r.shape);
+  const std::vector<std::string> special = smolvlm_special_tokens();
+  BpeVocab vocab = make_synthetic_bpe_vocab(static_cast<int32_t>(c.vocab_size - static_cast<int64_t>(special.size())), r.seed);
+  int32_t image_id = -1;
+  for (const auto& tok : special) {
+    if (tok == "<image>") image_id = static_cast<int32_t>(vocab.tokens.size());
+    vocab.tokens.push_back(tok);
+    vocab.types.push_back(TokenType::kUserDefined);
+  }
+  vocab.chat_template = kSmolVlmTemplate;
+  const VisionTower tower = synth_vision_tower(r.shape, c, image_id, r.seed);
+  for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
+  for (const auto& spec : vision_tower_weights(tower.config)) res.parameters += shape_numel(spec.shape);
+  write_hf_model(r.out, c, synth_weights(c, r.seed), DType::kF32, &vocab, uint64_t{2} << 30, &tower);
+  const int64_t tile = tower.config.image_size;
+  const nlohmann::json processor = {{"do_convert_rgb", true},
+                                    {"do_image_splitting", true},
+                                    {"do_normalize", true},
+                                    {"do_pad", true},
+                                    {"do_rescale", true},
+                                    {"do_resize", true},
+                                    {"image_mean", {0.5, 0.5, 0.5}},
+                                    {"image_processor_type", "SmolVLMImageProcessor"},
+                                    {"image_std", {0.5, 0.5, 0.5}},
+                                    {"max_image_size", {{"longest_edge", tile}}},
+                                    {"processor_class", "SmolVLMProcessor"},
+                                    {"resample", 1},
+                                    {"rescale_factor", 1.0 / 255.0},
+                                    {"size", {{"longest_edge", 2 * tile}}}};
+  write_file_atomic(r.out / "preprocessor_config.json", processor.dump(2) + "\n");
+  res.checkpoint = r.out;
+  res.tokenizer = r.out / "tokenizer.json";
+  return res;
+}
+
+}  // namespace
+
 SynthResult write_synth_model(const SynthRequest& r) {
   if (r.out.empty()) throw_input_error("--out: an output path is required");
+  if (r.arch == "smolvlm") return write_synth_smolvlm(r);
   SynthResult res;
   res.config = synth_config(r.shape, r.arch);
   const ModelConfig& c = res.config;

@@ -1,5 +1,7 @@
 #include "tokenizer/chat_template.h"
 
+#include <cctype>
+
 #include "core/error.h"
 
 namespace genai {
@@ -104,12 +106,27 @@ std::string gemma(const std::vector<ChatTurn>& turns, std::string_view default_s
   return out;
 }
 
+std::string smolvlm(const std::vector<ChatTurn>& turns, std::string_view default_system) {
+  std::string out = "<|im_start|>";
+  auto turn = [&](std::string_view role, std::string_view content) {
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(role.front())));
+    out += role.substr(1);
+    out += content.substr(0, kSmolVlmImageToken.size()) == kSmolVlmImageToken ? ":" : ": ";
+    out += content;
+    out += "<end_of_utterance>\n";
+  };
+  const bool has_system = !turns.empty() && turns.front().role == "system";
+  if (!has_system && !default_system.empty()) turn("system", default_system);
+  for (const auto& t : turns) turn(t.role.empty() ? "user" : t.role, t.content);
+  return out + "Assistant:";
+}
+
 }  // namespace
 
 const std::vector<ChatFormat>& all_chat_formats() {
   static const std::vector<ChatFormat> k{ChatFormat::kNone,    ChatFormat::kChatML, ChatFormat::kLlama3, ChatFormat::kLlama2,
                                          ChatFormat::kGranite, ChatFormat::kPhi,    ChatFormat::kGemma, ChatFormat::kGlmEdge,
-                                         ChatFormat::kGemma4};
+                                         ChatFormat::kGemma4, ChatFormat::kSmolVlm};
   return k;
 }
 
@@ -124,6 +141,7 @@ std::string_view chat_format_name(ChatFormat f) {
     case ChatFormat::kGemma: return "gemma";
     case ChatFormat::kGlmEdge: return "glm_edge";
     case ChatFormat::kGemma4: return "gemma4";
+    case ChatFormat::kSmolVlm: return "smolvlm";
   }
   return "none";
 }
@@ -142,6 +160,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
     case ChatFormat::kGemma: return gemma(turns, default_system);
     case ChatFormat::kGlmEdge: return marked_turns(kGlmEdgeMarkers, turns, default_system);
     case ChatFormat::kGemma4: return marked_turns(kGemma4Markers, turns, default_system);
+    case ChatFormat::kSmolVlm: return smolvlm(turns, default_system);
     case ChatFormat::kNone: break;
   }
   // No template: the turns' text as is (a plain completion prompt).
@@ -154,6 +173,7 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
 }
 
 ChatFormat detect_chat_format(std::string_view jinja) {
+  if (jinja.find("<end_of_utterance>") != std::string_view::npos) return ChatFormat::kSmolVlm;
   if (jinja.find("<|im_start|>") != std::string_view::npos) return ChatFormat::kChatML;
   if (jinja.find("<|start_header_id|>") != std::string_view::npos) return ChatFormat::kLlama3;
   if (jinja.find("[INST]") != std::string_view::npos) return ChatFormat::kLlama2;

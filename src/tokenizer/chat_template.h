@@ -7,8 +7,8 @@
 
 namespace genai {
 
-enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite, kPhi, kGemma, kGlmEdge, kGemma4 };
-// "none", "chatml", "llama3", "llama2", "granite", "phi", "gemma", "glm_edge", "gemma4"
+enum class ChatFormat { kNone, kChatML, kLlama3, kLlama2, kGranite, kPhi, kGemma, kGlmEdge, kGemma4, kSmolVlm };
+// "none", "chatml", "llama3", "llama2", "granite", "phi", "gemma", "glm_edge", "gemma4", "smolvlm"
 std::string_view chat_format_name(ChatFormat f);
 // Every format, in enum order (for name lookups and messages).
 const std::vector<ChatFormat>& all_chat_formats();
@@ -26,6 +26,10 @@ std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& 
 // Same, with the system prompt used when `turns` has none ("" = no system turn).
 std::string apply_chat_template(ChatFormat format, const std::vector<ChatTurn>& turns,
                                 std::string_view default_system);
+
+// SmolVLM's template: "<|im_start|>" once, then "User: text<end_of_utterance>\n" per turn (the role
+// capitalised; ":" without the space when the content opens with "<image>"), then "Assistant:".
+inline constexpr std::string_view kSmolVlmImageToken = "<image>";
 
 inline constexpr std::string_view kSmolLM2DefaultSystem =
     "You are a helpful AI assistant named SmolLM, trained by Hugging Face";

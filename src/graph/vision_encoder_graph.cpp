@@ -1,0 +1,83 @@
+#include "graph/vision_encoder_graph.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "graph/passes.h"
+
+namespace genai::graph {
+namespace {
+
+std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
+
+}  // namespace
+
+std::shared_ptr<Graph> build_vision_encoder_graph(std::shared_ptr<const VisionTower> tower, std::string name) {
+  const VisionTowerConfig& c = tower->config;
+  c.validate("vision encoder");
+  // Aliasing pointer: the graph keeps the tower alive and reads its one copy of the weights.
+  std::shared_ptr<const Weights> weights(tower, &tower->weights);
+  auto g = std::make_shared<Graph>(std::move(name), std::move(weights));
+  namespace vn = vision_names;
+  const int64_t C = c.channels, M = c.image_size, p = c.patch_size, N = c.patches_per_side(), T = c.patches();
+  const int64_t D = c.dim, H = c.n_heads, hd = D / H, s = c.scale_factor;
+  const Attrs norm_attrs{{"eps", static_cast<double>(c.norm_eps)}};
+
+  const ValueId pixels = g->add_input(std::string(kPixelValues), DType::kF32, {1, C, M, M});
+  // [1, C, N*p, N*p] -> [C, N, p, N, p] -> [N, N, C, p, p] -> [1, N*N, C*p*p]: patches row-major.
+  const ValueId grid = g->add_op(OpKind::kReshape, {pixels}, "patches.grid", {{"shape", ints({C, N, p, N, p})}});
+  const ValueId moved = g->add_op(OpKind::kTranspose, {grid}, "patches.moved", {{"perm", ints({1, 3, 0, 2, 4})}});
+  const ValueId flat = g->add_op(OpKind::kReshape, {moved}, "patches.flat", {{"shape", ints({1, T, C * p * p})}});
+  const ValueId embedded =
+      g->add_op(OpKind::kLinear, {flat, g->add_weight(vn::patch_weight()), g->add_weight(vn::patch_bias())}, "patches.embedded");
+  ValueId h = g->add_op(OpKind::kAdd, {embedded, g->add_weight(vn::positions())}, "embeddings.out");
+
+  Tensor scale_t = Tensor::zeros(DType::kF32, {1});
+  scale_t.mutable_data<float>()[0] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  const ValueId scale = g->add_constant("attn.scale", std::make_shared<const Tensor>(std::move(scale_t)));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string pre = fmt::format("vision.layers.{}.", l);
+    auto w = [&](const char* suffix) { return g->add_weight(vn::layer(l, suffix)); };
+    auto linear = [&](ValueId x, const char* which, const std::string& out) {
+      return g->add_op(OpKind::kLinear, {x, w(fmt::format("{}.weight", which).c_str()), w(fmt::format("{}.bias", which).c_str())},
+                       pre + out);
+    };
+    auto layer_norm = [&](ValueId x, const char* which) {
+      return g->add_op(OpKind::kLayerNorm, {x, w(fmt::format("{}.weight", which).c_str()), w(fmt::format("{}.bias", which).c_str())},
+                       pre + which + ".out", norm_attrs);
+    };
+    const ValueId x = layer_norm(h, "layer_norm1");
+    // [1, T, D] -> [1, H, T, hd] (keys: [1, H, hd, T], so q·kᵀ needs no further transpose).
+    auto heads = [&](const char* which, std::initializer_list<int64_t> perm) {
+      const ValueId proj = linear(x, fmt::format("self_attn.{}_proj", which).c_str(), fmt::format("attn.{}_proj.out", which));
+      const ValueId split = g->add_op(OpKind::kReshape, {proj}, pre + fmt::format("attn.{}.split", which), {{"shape", ints({1, T, H, hd})}});
+      return g->add_op(OpKind::kTranspose, {split}, pre + fmt::format("attn.{}.heads", which), {{"perm", ints(perm)}});
+    };
+    const ValueId q = heads("q", {0, 2, 1, 3}), k = heads("k", {0, 2, 3, 1}), v = heads("v", {0, 2, 1, 3});
+    const ValueId qk = g->add_op(OpKind::kMatMul, {q, k}, pre + "attn.qk");
+    const ValueId scores = g->add_op(OpKind::kMul, {qk, scale}, pre + "attn.scores");
+    const ValueId probs = g->add_op(OpKind::kSoftmax, {scores}, pre + "attn.probs");
+    const ValueId ctx = g->add_op(OpKind::kMatMul, {probs, v}, pre + "attn.context");
+    const ValueId ctxt = g->add_op(OpKind::kTranspose, {ctx}, pre + "attn.context.tokens", {{"perm", ints({0, 2, 1, 3})}});
+    const ValueId ctxf = g->add_op(OpKind::kReshape, {ctxt}, pre + "attn.context.flat", {{"shape", ints({1, T, D})}});
+    const ValueId o = linear(ctxf, "self_attn.out_proj", "attn.out_proj.out");
+    const ValueId h1 = g->add_op(OpKind::kAdd, {h, o}, pre + "attn.residual");
+    const ValueId x2 = layer_norm(h1, "layer_norm2");
+    const ValueId act = g->add_op(OpKind::kGeluTanh, {linear(x2, "mlp.fc1", "mlp.fc1.out")}, pre + "mlp.act");
+    h = g->add_op(OpKind::kAdd, {h1, linear(act, "mlp.fc2", "mlp.fc2.out")}, pre + "mlp.residual");
+  }
+  const ValueId normed = g->add_op(OpKind::kLayerNorm, {h, g->add_weight(vn::post_norm_weight()), g->add_weight(vn::post_norm_bias())},
+                                   "vision.post_norm.out", norm_attrs);
+  // Pixel shuffle: patch (r, c) = (R s + a, C s + b) goes to token R (N/s) + C, channels (a s + b) D + d.
+  const ValueId split = g->add_op(OpKind::kReshape, {normed}, "connector.grid", {{"shape", ints({N / s, s, N / s, s, D})}});
+  const ValueId shuffled = g->add_op(OpKind::kTranspose, {split}, "connector.shuffled", {{"perm", ints({0, 2, 1, 3, 4})}});
+  const ValueId tokens = g->add_op(OpKind::kReshape, {shuffled}, "connector.tokens",
+                                   {{"shape", ints({1, c.tokens_per_image(), s * s * D})}});
+  const ValueId features = g->add_op(OpKind::kLinear, {tokens, g->add_weight(vn::projection())}, "connector.proj.out");
+  g->add_output(std::string(kImageFeatures), features);
+  default_pipeline().run(*g);
+  return g;
+}
+
+}  // namespace genai::graph
