@@ -14,7 +14,7 @@ namespace {
 CommandAction setup_synth(CLI::App& sub) {
   auto req = std::make_shared<SynthRequest>();
   auto json_out = std::make_shared<bool>(false);
-  sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, llama3.2-1b")
+  sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b")
       ->capture_default_str();
   sub.add_option("--arch", req->arch, "Architecture: " + supported_architectures() + "; or smolvlm (a vision-language folder, --format hf)")->capture_default_str();
   sub.add_option("--format", req->format, "Checkpoint format: gguf, hf (folder), llama2c (.bin + tokenizer.bin)")

@@ -68,6 +68,7 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   m["artifacts"] = artifacts;
   m["methods"] = methods;
   m["tokenizer"] = tokenizer ? nlohmann::json(tokenizer->file_name) : nlohmann::json(nullptr);
+  if (request.image_processor_path) m["image_processor"] = std::string(kImageProcessorFileName);
   m["soc_model"] = std::string(request.soc->name);
   m["backend"] = target::backend_type_name(request.backend_type);
   m["options"] = request.options;
@@ -100,6 +101,10 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
     record(dir / tokenizer->file_name, *MappedFile::open(dir / tokenizer->file_name));
     for (const auto& companion : tokenizer->companions) record(dir / companion, *MappedFile::open(dir / companion));
   }
+  if (request.image_processor_path) {
+    const auto file = result.manifest_path.parent_path() / kImageProcessorFileName;
+    record(file, *MappedFile::open(file));
+  }
   m["checksums"] = checksums;
   return m;
 }
@@ -116,6 +121,8 @@ pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
     case pipeline::GraphName::kTokEmbeddingPrefillForward:
     case pipeline::GraphName::kTokEmbeddingKvForwardAr1:
       return pipeline::ArtifactKey::kTokEmbedding;
+    case pipeline::GraphName::kVisionEncoder:
+      return pipeline::ArtifactKey::kVisionEncoder;
   }
   throw_failure("compile: graph {} belongs to no artifact", static_cast<int>(graph));
 }
@@ -220,6 +227,11 @@ CompileResult compile_artifacts(const CompileRequest& request) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
       }
+    } else if (key == pipeline::ArtifactKey::kVisionEncoder) {
+      for (pte::Method& c : metadata_constant_methods(request.graphs.at(pipeline::GraphName::kVisionEncoder))) {
+        names.push_back(c.name);
+        program.methods.push_back(std::move(c));
+      }
     }
     const auto check_start = std::chrono::steady_clock::now();
     if (auto problem = pte::find_program_problem(program)) {
@@ -271,6 +283,11 @@ CompileResult compile_artifacts(const CompileRequest& request) {
     tokenizer = write_runtime_tokenizer(*request.tokenizer_path, stage);
     log::debug("tokenizer {}: {:.2f} s", tokenizer->file_name,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (request.image_processor_path) {
+    if (!request.graphs.count(pipeline::GraphName::kVisionEncoder))
+      throw_failure("compile: an image processor without a vision encoder");
+    write_file_atomic(stage / kImageProcessorFileName, MappedFile::open(*request.image_processor_path)->bytes());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.manifest_path = stage / kManifestFileName;

@@ -40,6 +40,13 @@ std::string torch_dtype_name(quant::QDType t) {
 
 }  // namespace
 
+std::vector<pte::Method> metadata_constant_methods(const pipeline::GraphBundle& bundle) {
+  std::vector<pte::Method> methods;
+  for (const auto& [name, value] : bundle.metadata())
+    if (name.rfind("get_", 0) == 0) methods.push_back(constant_method(name, value));
+  return methods;
+}
+
 std::vector<pte::Method> decoder_constant_methods(const pipeline::GraphBundle& decode) {
   const pipeline::Metadata& md = decode.metadata();
   const std::string& graph_name = decode.graph()->name();

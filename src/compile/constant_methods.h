@@ -16,5 +16,8 @@ namespace genai::compile {
 // Failure naming the missing key when the metadata lacks a required constant (callers complete it
 // with compile::with_decoder_metadata), or when a value has no constant-method type.
 std::vector<pte::Method> decoder_constant_methods(const pipeline::GraphBundle& decode);
+// Every get_* entry of a bundle's metadata as a constant method (an encoder's program: its I/O
+// encodings, image token, tokens per tile).
+std::vector<pte::Method> metadata_constant_methods(const pipeline::GraphBundle& bundle);
 
 }  // namespace genai::compile

@@ -31,7 +31,14 @@ std::shared_ptr<Graph> build_vision_encoder_graph(std::shared_ptr<const VisionTo
   const ValueId flat = g->add_op(OpKind::kReshape, {moved}, "patches.flat", {{"shape", ints({1, T, C * p * p})}});
   const ValueId embedded =
       g->add_op(OpKind::kLinear, {flat, g->add_weight(vn::patch_weight()), g->add_weight(vn::patch_bias())}, "patches.embedded");
-  ValueId h = g->add_op(OpKind::kAdd, {embedded, g->add_weight(vn::positions())}, "embeddings.out");
+  // Learned positions: rows 0..T-1 of the table (a full tile), gathered as the decoder gathers
+  // its token table, so the table is a quantized weight and the rows an activation.
+  Tensor ids = Tensor::zeros(DType::kI32, {1, T});
+  for (int64_t i = 0; i < T; ++i) ids.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
+  const ValueId positions = g->add_op(
+      OpKind::kGather, {g->add_weight(vn::positions()), g->add_constant("embeddings.position_ids", std::make_shared<const Tensor>(std::move(ids)))},
+      "embeddings.positions");
+  ValueId h = g->add_op(OpKind::kAdd, {embedded, positions}, "embeddings.out");
 
   Tensor scale_t = Tensor::zeros(DType::kF32, {1});
   scale_t.mutable_data<float>()[0] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));

@@ -15,6 +15,9 @@ std::unique_ptr<DecoderSession> make_compiled_session(const runtime::ArtifactDir
   if (it == artifacts.artifacts.end())
     throw_input_error("{}: the manifest names no text_decoder artifact", (artifacts.dir / "manifest.json").string());
   auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(it->second, artifacts.checksum_of(it->second)));
+  // The token embedding as its own artifact (a decoder taking inputs_embeds): its methods join.
+  if (auto emb = artifacts.artifacts.find(pipeline::ArtifactKey::kTokEmbedding); emb != artifacts.artifacts.end())
+    runner->add_program(runtime::ProgramInstance::load(emb->second, artifacts.checksum_of(emb->second)));
   const runtime::ProgramInstance& program = runner->program();  // owned by the session from here on
   auto session = std::make_unique<DecoderScheduler>(std::move(runner));
   if (info) {

@@ -1,5 +1,7 @@
 #include "llm/decoder_scheduler.h"
 
+#include "kernels/quantize.h"
+
 #include <algorithm>
 #include <limits>
 #include <charconv>
@@ -144,6 +146,15 @@ DecoderScheduler::DecoderScheduler(std::unique_ptr<MethodRunner> runner)
     logits_zero_point_ = static_cast<int32_t>(*zp);
   }
 
+  if (const auto scale = runner_->constant_double("get_inputs_embeds_scale"); scale && *scale > 0.0) {
+    if (const auto zp = runner_->constant_int("get_inputs_embeds_zero_point")) {
+      kernels::QParams q;
+      q.scale = static_cast<float>(*scale);
+      q.zero_point = static_cast<int32_t>(*zp);
+      embeds_q_ = q;
+    }
+  }
+
   if (kv_ar >= context_len_)
     throw_input_error("{}: {} has AR length {} for a context of {}: no room for a KV cache", file, kv, kv_ar, context_len_);
   std::vector<int64_t> ar_lens{kv_ar};
@@ -206,8 +217,14 @@ std::unique_ptr<DecoderScheduler::Binding> DecoderScheduler::bind(const std::str
       b->in.push_back(tokens_buffer);
       ++found_tokens;
     } else if (d.name == graph::kInputsEmbeds) {
-      if (d.dtype != DType::kF32 || d.shape.size() != 3 || d.shape[0] != 1 || d.shape[1] != ar || d.shape[2] < 1)
-        throw_input_error("{}: method {}: {} is {}, expected float32[1, {}, dim]", file, name, d.name, io_string(d), ar);
+      const bool known = d.dtype == DType::kF32 || d.dtype == DType::kU16 || d.dtype == DType::kU8;
+      if (!known || d.shape.size() != 3 || d.shape[0] != 1 || d.shape[1] != ar || d.shape[2] < 1)
+        throw_input_error("{}: method {}: {} is {}, expected float32, uint16 or uint8 [1, {}, dim]", file, name, d.name,
+                          io_string(d), ar);
+      if (embeds_dtype_ && *embeds_dtype_ != d.dtype)
+        throw_input_error("{}: method {}: {} is {}, another method's is {}", file, name, d.name, dtype_name(d.dtype),
+                          dtype_name(*embeds_dtype_));
+      embeds_dtype_ = d.dtype;
       b->embedding = std::string(graph::kTokEmbeddingPrefix) + name;
       if (!runner_->has_method(b->embedding))
         throw_input_error("{}: method {} takes {} but there is no {} method", file, name, d.name, b->embedding);
@@ -519,12 +536,16 @@ void DecoderScheduler::check_replaced(const EmbeddingRows& r, int64_t n) const {
       throw_input_error("{}: method {} looks its token embeddings up itself: replacing embeddings (image features) "
                         "needs methods taking {} (the tok_embedding artifact)",
                         origin_, b->name, graph::kInputsEmbeds);
-    const int64_t dim = static_cast<int64_t>(b->embeds.size() / sizeof(float)) / b->ar;
+    const int64_t dim = static_cast<int64_t>(b->embeds.size() / dtype_size(*embeds_dtype_)) / b->ar;
     if (r.dim != dim)
       throw_input_error("{}: replacing embeddings {} wide, method {} takes {}", origin_, r.dim, b->name, dim);
   }
   if (r.rows.size() != r.at.size() * static_cast<size_t>(r.dim))
     throw_failure("internal: {} replaced rows of {} hold {} values", r.at.size(), r.dim, r.rows.size());
+  if (*embeds_dtype_ != DType::kF32 && !embeds_q_)
+    throw_input_error("{}: quantized {} need the constant methods get_inputs_embeds_scale (positive) and "
+                      "get_inputs_embeds_zero_point to take replaced embeddings",
+                      origin_, graph::kInputsEmbeds);
   for (size_t i = 0; i < r.at.size(); ++i)
     if (r.at[i] < 0 || r.at[i] >= n || (i > 0 && r.at[i] <= r.at[i - 1]))
       throw_input_error("decoder: replaced embedding index {} is outside the {} tokens of the call or not ascending",
@@ -534,11 +555,14 @@ void DecoderScheduler::check_replaced(const EmbeddingRows& r, int64_t n) const {
 void DecoderScheduler::write_replaced_rows(Binding& b, int64_t first, int64_t n) const {
   const EmbeddingRows& r = *replaced_;
   auto it = std::lower_bound(r.at.begin(), r.at.end(), first);
-  float* embeds = reinterpret_cast<float*>(b.embeds.data());
+  const size_t width = static_cast<size_t>(r.dim) * dtype_size(*embeds_dtype_);
   for (; it != r.at.end() && *it < first + n; ++it) {
-    const size_t row = static_cast<size_t>(it - r.at.begin());
-    std::memcpy(embeds + (*it - first) * r.dim, r.rows.data() + row * static_cast<size_t>(r.dim),
-                static_cast<size_t>(r.dim) * sizeof(float));
+    const float* row = r.rows.data() + static_cast<size_t>(it - r.at.begin()) * static_cast<size_t>(r.dim);
+    uint8_t* dst = b.embeds.data() + static_cast<size_t>(*it - first) * width;
+    if (*embeds_dtype_ == DType::kF32)
+      std::memcpy(dst, row, width);
+    else  // the lookup's encoding, as tok_embedding_<method> writes its codes
+      kernels::quantize(row, r.dim, *embeds_q_, *embeds_dtype_ == DType::kU8 ? kernels::ActType::kU8 : kernels::ActType::kU16, dst);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/quantize.h"
 #include "llm/attention_sink.h"
 #include "llm/decoder_session.h"
 #include "llm/method_runner.h"
@@ -104,6 +105,8 @@ class DecoderScheduler : public TreeDecoderSession {
   int64_t tree_rows_ = 0;  // rows of the last forward_tree (0: none since the cache changed)
   std::vector<float> logits_;
   const EmbeddingRows* replaced_ = nullptr;  // during a forward_replacing()
+  std::optional<DType> embeds_dtype_;        // the methods' inputs_embeds, when they take them
+  std::optional<kernels::QParams> embeds_q_;  // a quantized inputs_embeds' encoding (constants)
   std::optional<AttentionSinkOptions> sink_;
   std::optional<KeyRerotation> rerotation_;
   int64_t evictions_ = 0;

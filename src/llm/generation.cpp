@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "llm/image_embeddings.h"
 #include "llm/lookahead_decoding.h"
 
 namespace genai {
@@ -15,26 +16,48 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// Each "<image>" placeholder of `text` replaced by its image's expansion, in order. InputError
+// when the text holds more placeholders than there are images (a prompt that spells one out).
+std::string expand_image_placeholders(const std::string& text, const PromptImages& images) {
+  std::string out;
+  size_t from = 0, image = 0;
+  for (size_t at; (at = text.find(kSmolVlmImageToken, from)) != std::string::npos; from = at + kSmolVlmImageToken.size()) {
+    if (image == images.expansions.size())
+      throw_input_error("--prompt: the conversation holds more {} placeholders than the {} image(s) of --image_path",
+                        kSmolVlmImageToken, images.expansions.size());
+    out.append(text, from, at - from);
+    out += images.expansions[image++];
+  }
+  return out + text.substr(from);
+}
+
 // The whole conversation so far as prompt text, ending where the model's next reply starts.
 std::string conversation_text(ChatFormat format, const GenerationOptions& o, const std::vector<TurnResult>& done,
                               const std::string& next_prompt, const Tokenizer& tok) {
+  // The first user turn carries the images, as placeholders ahead of its text.
+  std::string placeholders;
+  if (o.images)
+    for (size_t i = 0; i < o.images->expansions.size(); ++i) placeholders += kSmolVlmImageToken;
+  auto user_text = [&](size_t turn, const std::string& prompt) { return turn == 0 ? placeholders + prompt : prompt; };
+  std::string text;
   if (format == ChatFormat::kNone) {
-    std::string text = o.system_prompt;
-    for (const TurnResult& t : done) text += t.prompt + tok.decode(t.tokens);
-    return text + next_prompt;
+    text = o.system_prompt;
+    for (size_t i = 0; i < done.size(); ++i) text += user_text(i, done[i].prompt) + tok.decode(done[i].tokens);
+    text += user_text(done.size(), next_prompt);
+  } else {
+    std::vector<ChatTurn> turns;
+    if (!o.system_prompt.empty()) turns.push_back({"system", o.system_prompt});
+    for (size_t i = 0; i < done.size(); ++i) {
+      turns.push_back({"user", user_text(i, done[i].prompt)});
+      turns.push_back({"assistant", tok.decode(done[i].tokens)});
+    }
+    turns.push_back({"user", user_text(done.size(), next_prompt)});
+    // The model's own template says which system prompt it inserts when none is given (SmolLM2
+    // names itself, Qwen2.5 has its own, others none); without a stored template use the default.
+    text = !tok.chat_template().empty() ? apply_chat_template(format, turns, chat_default_system_prompt(tok.chat_template()))
+                                        : apply_chat_template(format, turns);
   }
-  std::vector<ChatTurn> turns;
-  if (!o.system_prompt.empty()) turns.push_back({"system", o.system_prompt});
-  for (const TurnResult& t : done) {
-    turns.push_back({"user", t.prompt});
-    turns.push_back({"assistant", tok.decode(t.tokens)});
-  }
-  turns.push_back({"user", next_prompt});
-  // The model's own template says which system prompt it inserts when none is given (SmolLM2
-  // names itself, Qwen2.5 has its own, others none); without a stored template use the default.
-  if (!tok.chat_template().empty())
-    return apply_chat_template(format, turns, chat_default_system_prompt(tok.chat_template()));
-  return apply_chat_template(format, turns);
+  return o.images ? expand_image_placeholders(text, *o.images) : text;
 }
 
 
@@ -106,8 +129,14 @@ const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& 
   turn.prompt_tokens = static_cast<int64_t>(fresh.size());
   stats.prompt_tokens += turn.prompt_tokens;
 
+  // The image tokens in this prefill (the first turn's, or all of them after a reset) take the
+  // encoder's features.
+  const bool images_here = options_.images && std::find(fresh.begin(), fresh.end(), options_.images->image_token_id) != fresh.end();
+  const EmbeddingRows replaced =
+      images_here ? image_embedding_rows(fresh, options_.images->image_token_id, options_.images->features, options_.images->dim)
+                  : EmbeddingRows{};
   const auto prefill_start = Clock::now();
-  std::span<const float> logits = session_.forward(fresh);
+  std::span<const float> logits = images_here ? session_.forward_replacing(fresh, replaced) : session_.forward(fresh);
   stats.prefill_ms += ms_since(prefill_start);
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   if (lookahead_) lookahead_->start(cached_, extends);

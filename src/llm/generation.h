@@ -21,6 +21,18 @@
 
 namespace genai {
 
+// Images of the first turn (--image_path): the prompt gets one "<image>" placeholder per image
+// ahead of its text (the model's chat template sees them as image items); after the template each
+// placeholder becomes that image's `expansions` entry (its tiles' tokens, as the model's processor
+// lays them out), and the encoder's `features` replace the image tokens' embeddings in order.
+struct PromptImages {
+  std::vector<std::string> expansions;  // one per image
+  int32_t image_token_id = -1;
+  std::vector<float> features;          // [image tokens, dim]
+  int64_t dim = 0;
+  int64_t tiles = 0;                    // tiles encoded (stats)
+};
+
 struct GenerationOptions {
   std::vector<std::string> prompts;  // user turns, in order (at least one)
   std::string system_prompt;         // chat models: a system turn first; base models: text prefix
@@ -29,6 +41,7 @@ struct GenerationOptions {
   // Lookahead decoding (the session must take token trees: TreeDecoderSession); absent: one
   // token per decode call.
   std::optional<LookaheadOptions> lookahead = std::nullopt;
+  std::optional<PromptImages> images = std::nullopt;
 };
 
 enum class StopReason { kStopToken, kMaxNewTokens, kContextFull };

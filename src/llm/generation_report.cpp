@@ -28,7 +28,10 @@ nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
             {"decode_calls", s.decode_steps},
             {"lookahead_calls", s.lookahead_calls},
             {"lookahead_accepted", s.lookahead_accepted},
-            {"evictions", s.evictions}}},
+            {"evictions", s.evictions},
+            {"images", s.images},
+            {"image_tiles", s.image_tiles},
+            {"image_ms", s.image_ms}}},
           {"peak_rss_mb", peak_rss_mb},
           {"kernels", std::string(kernels::active_kernels())}};
 }

@@ -19,6 +19,9 @@ struct GenerationStats {
   int64_t lookahead_calls = 0;   // lookahead decoding: tree calls, and the tokens of verified
   int64_t lookahead_accepted = 0;  // n-grams among decode_tokens
   int64_t evictions = 0;           // attention-sink evictions (set by the caller)
+  int64_t images = 0;              // --image_path images, and the time to decode, split and encode
+  int64_t image_tiles = 0;         // them (set by the caller)
+  double image_ms = 0;
 
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0.0; }
   double decode_tok_s() const { return decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0.0; }

@@ -4,7 +4,36 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
+
 namespace genai {
+
+std::vector<std::string> ProgramMethodRunner::method_names() const {
+  std::vector<std::string> names = program_->method_names();
+  for (const auto& p : more_)
+    for (auto& n : p->method_names()) names.push_back(std::move(n));
+  return names;
+}
+
+bool ProgramMethodRunner::has_method(std::string_view method) const {
+  if (program_->has_method(method)) return true;
+  for (const auto& p : more_)
+    if (p->has_method(method)) return true;
+  return false;
+}
+
+runtime::ProgramInstance& ProgramMethodRunner::owner(std::string_view method) const {
+  for (const auto& p : more_)
+    if (p->has_method(method)) return *p;
+  return *program_;
+}
+
+void ProgramMethodRunner::add_program(std::unique_ptr<runtime::ProgramInstance> program) {
+  for (const auto& name : program->method_names())
+    if (has_method(name))
+      throw_input_error("{}: method {} is also in {}", program->path().string(), name, owner(name).path().string());
+  more_.push_back(std::move(program));
+}
 
 std::string ProgramMethodRunner::context_source() const {
   return fmt::format("get_max_context_len of {}", program_->path().string());

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace genai::media {
@@ -173,6 +175,19 @@ ProcessedImage preprocess_smolvlm(const RgbImage& input, const SmolVlmImageConfi
   out.tile_width = tiles.front().width;
   for (const RgbImage& t : tiles) append_tile(t, c, out.pixels);
   return out;
+}
+
+std::string smolvlm_image_prompt(int64_t rows, int64_t cols, int64_t tokens_per_tile) {
+  std::string image_tokens;
+  for (int64_t i = 0; i < tokens_per_tile; ++i) image_tokens += "<image>";
+  const std::string fake = "<fake_token_around_image>";
+  std::string out;
+  for (int64_t r = 1; r <= rows; ++r) {
+    for (int64_t c = 1; c <= cols; ++c) out += fake + fmt::format("<row_{}_col_{}>", r, c) + image_tokens;
+    out += "\n";
+  }
+  if (rows > 0 || cols > 0) out += "\n";
+  return out + fake + "<global-img>" + image_tokens + fake;
 }
 
 }  // namespace genai::media

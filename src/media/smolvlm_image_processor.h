@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,13 @@ struct ProcessedImage {
 };
 
 ProcessedImage preprocess_smolvlm(const RgbImage& image, const SmolVlmImageConfig& config);
+
+// The text that stands for one image in the prompt, as SmolVLM's processor expands "<image>":
+// per tile "<fake_token_around_image><row_r_col_c>" + tokens_per_tile x "<image>" (a newline
+// after each row), then "\n<fake_token_around_image><global-img>" + tokens_per_tile x "<image>"
+// + "<fake_token_around_image>"; an unsplit image (0 x 0) is only the global part, without the
+// leading newline.
+std::string smolvlm_image_prompt(int64_t rows, int64_t cols, int64_t tokens_per_tile);
 
 // The sizes of its steps, exposed for tests: the longest edge to `longest_edge` (the other side
 // truncated, then made even), capped at 4096.

@@ -82,7 +82,9 @@ void set_gemma4_features(ModelConfig& c) {
   c.ple_vocab = c.vocab_size;
 }
 
-std::vector<std::string> synth_shape_names() { return {"tiny", "stories15m", "smollm2-135m", "llama3.2-1b"}; }
+std::vector<std::string> synth_shape_names() {
+  return {"tiny", "stories15m", "smollm2-135m", "smollm2-360m", "llama3.2-1b"};
+}
 
 ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   ModelConfig c;
@@ -112,11 +114,14 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
     set(288, 6, 6, 6, 768, 32000, 256, false, 10000.0f);
   } else if (shape == "smollm2-135m") {
     set(576, 30, 9, 3, 1536, 49152, 2048, true, 100000.0f);
+  } else if (shape == "smollm2-360m") {  // SmolVLM-500M's text model
+    set(960, 32, 15, 5, 2560, 49152, 2048, true, 100000.0f);
   } else if (shape == "llama3.2-1b") {
     set(2048, 16, 32, 8, 8192, 128256, 2048, true, 500000.0f);
     c.rope_scaling = {32.0f, 1.0f, 4.0f, 8192};
   } else {
-    throw_input_error("--shape: '{}' is not a known shape (valid: tiny, stories15m, smollm2-135m, llama3.2-1b)", shape);
+    throw_input_error("--shape: '{}' is not a known shape (valid: tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b)",
+                      shape);
   }
   if (c.arch == Architecture::kGranite) {  // Granite 3.3's multipliers; attention 1 / head_dim as there
     c.embedding_multiplier = 12.0f;
@@ -220,8 +225,11 @@ VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text
 
 namespace {
 
-// A SmolVLM folder: the decoder (llama of `shape`) with SmolVLM's added tokens at the end of its
-// vocabulary, the tower, its image processor's settings (two tiles per side at most) and chat template.
+constexpr int64_t kSmolVlmAddedTokens = 128;
+
+// A SmolVLM folder: the decoder (llama of `shape`) with its vocabulary grown by 128 tokens as
+// SmolVLM grows SmolLM2's (49152 -> 49280): SmolVLM's added tokens, then unused ones; the tower,
+// its image processor's settings (two tiles per side at most) and chat template.
 SynthResult write_synth_smolvlm(const SynthRequest& r) {
   if (r.format != "hf") throw_input_error("--format: '{}' cannot hold a vision-language model (valid for --arch smolvlm: hf)", r.format);
   if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
@@ -229,13 +237,17 @@ SynthResult write_synth_smolvlm(const SynthRequest& r) {
   res.config = synth_config(r.shape, "llama");
   ModelConfig& c = res.config;
   c.name = fmt::format("synth-{}-smolvlm", r.shape);
-  const std::vector<std::string> special = smolvlm_special_tokens();
-  BpeVocab vocab = make_synthetic_bpe_vocab(static_cast<int32_t>(c.vocab_size - static_cast<int64_t>(special.size())), r.seed);
+  BpeVocab vocab = make_synthetic_bpe_vocab(static_cast<int32_t>(c.vocab_size), r.seed);
+  c.vocab_size += kSmolVlmAddedTokens;
   int32_t image_id = -1;
-  for (const auto& tok : special) {
+  for (const auto& tok : smolvlm_special_tokens()) {
     if (tok == "<image>") image_id = static_cast<int32_t>(vocab.tokens.size());
     vocab.tokens.push_back(tok);
     vocab.types.push_back(TokenType::kUserDefined);
+  }
+  for (int32_t i = 0; static_cast<int64_t>(vocab.tokens.size()) < c.vocab_size; ++i) {
+    vocab.tokens.push_back(fmt::format("<|unused_{}|>", i));
+    vocab.types.push_back(TokenType::kUnused);
   }
   vocab.chat_template = kSmolVlmTemplate;
   const VisionTower tower = synth_vision_tower(r.shape, c, image_id, r.seed);

@@ -13,7 +13,7 @@
 
 namespace genai {
 
-// "tiny", "stories15m", "smollm2-135m", "llama3.2-1b".
+// "tiny", "stories15m", "smollm2-135m", "smollm2-360m", "llama3.2-1b".
 std::vector<std::string> synth_shape_names();
 // The shape's config for architecture `arch` (model_config.h's names), with the family's features
 // on: qwen2's biases, qwen3's q/k norms, Granite 3.3's multipliers, SmolLM3's NoPE layers (at

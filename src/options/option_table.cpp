@@ -171,8 +171,9 @@ std::vector<OptionSpec> make_table() {
                       check_attention_sink));
   t.push_back(ignored(opt("audio_path", T::kStringList, Strings{}, "Audio inputs of a speech model", P | R),
                       "multimodal encoders are not built natively"));
-  t.push_back(ignored(opt("image_path", T::kStringList, Strings{}, "Image inputs of a vision model", P | R),
-                      "multimodal encoders are not built natively"));
+  t.push_back(note(opt("image_path", T::kStringList, Strings{}, "Image inputs of a vision model", P | R),
+                   "PNG or JPEG files for a vision-language model (SmolVLM): each split into tiles as its image "
+                   "processor does, encoded by the vision encoder, and placed ahead of the first prompt"));
   t.push_back(note(choices(opt("eval_methods", T::kStringList, Strings{"prompt_eval"}, "Evaluations to run", P | R),
                            {"prompt_eval", "tasks_eval", "sqnr_eval"}),
                    "prompt_eval: the generation; tasks_eval: perplexity of float, QDQ and program over local "

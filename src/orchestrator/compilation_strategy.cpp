@@ -14,6 +14,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/vision_encoder_quantization.h"
 #include "pipeline/exceptions.h"
 #include "target/soc.h"
 
@@ -36,7 +37,10 @@ class Compilation final : public CompilationStrategy {
         throw ConfigValidationError(fmt::format("[{}] missing required inputs: graphs (quantization output) or the "
                                                 "prepared model (model_preparation output)",
                                                 kStageCompilation));
-      input.graphs = compile::float_bundles(input.model, decoder_graph_options(o), mo.max_seq_len);
+      graph::DecoderGraphOptions go = decoder_graph_options(o);
+      go.separate_embedding = input.model->vision != nullptr;  // image features replace token embeddings
+      input.graphs = compile::float_bundles(input.model, go, mo.max_seq_len);
+      if (input.model->vision) input.graphs.emplace(GraphName::kVisionEncoder, float_vision_encoder_bundle(*input.model));
       // A float program on HTP is an fp16 program; its compile spec says so.
       if (input.backend_type == target::BackendType::kHtpBackend && !o.get_flag("use_fp16"))
         o.set("use_fp16", true, options::OptionSource::kCommandLine);
@@ -58,6 +62,8 @@ class Compilation final : public CompilationStrategy {
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
+    if (input.graphs.count(GraphName::kVisionEncoder) && input.model && input.model->vision)
+      req.image_processor_path = input.model->vision->processor_config;
     req.options = recorded_options(o);
     if (input.model)
       for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());

@@ -23,12 +23,15 @@
 #include "llm/generation_report.h"
 #include "llm/generation_stats.h"
 #include "llm/graph_decoder.h"
+#include "llm/image_encoder.h"
+#include "llm/program_method_runner.h"
 #include "llm/reference_session.h"
 #include "model/model.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/prompt_images.h"
 #include "runtime/artifact_dir.h"
 #include "runtime/load_verification.h"
 #include "runtime/lone_program.h"
@@ -53,6 +56,10 @@ struct SessionSource {
   nlohmann::json source;
   bool static_graphs = false;  // the float model's --model_mode graphs
   nlohmann::json compiled_options;  // the options the programs were compiled with (manifest), or null
+  // A vision-language model's encoder, its image processor's settings and its image token.
+  std::unique_ptr<ImageEncoder> image_encoder;
+  std::filesystem::path image_processor;
+  int32_t image_token_id = -1;
 };
 
 // The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
@@ -87,6 +94,17 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.max_context_len = info.max_context_len;
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
+  if (auto vision = dir.artifacts.find(ArtifactKey::kVisionEncoder); vision != dir.artifacts.end()) {
+    auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(vision->second, dir.checksum_of(vision->second)));
+    const auto token = runner->constant_int("get_image_token_id");
+    if (!token) throw_input_error("{}: no get_image_token_id constant", vision->second.string());
+    if (!dir.image_processor_path)
+      throw_input_error("{}: a vision_encoder artifact but no image_processor (preprocessor_config.json)",
+                        (dir.dir / "manifest.json").string());
+    s.image_token_id = static_cast<int32_t>(*token);
+    s.image_encoder = std::make_unique<ImageEncoder>(std::move(runner));
+    s.image_processor = *dir.image_processor_path;
+  }
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
     s.compiled_options = dir.manifest["options"];
   // A lone program has nothing recording its checksum: only its structure and the hashes its
@@ -113,7 +131,14 @@ SessionSource float_source(const InferenceInputConfig& in) {
                       in.model->checkpoint_path.string());
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
-  if (!o.was_set("model_mode")) {
+  const auto& vision = in.model->vision;
+  if (vision) {
+    s.image_encoder = make_graph_image_encoder(vision);
+    s.image_processor = vision->processor_config;
+    s.image_token_id = vision->config.image_token_id;
+  }
+  // Image features replace token embeddings: the static graphs with the embedding as its own step.
+  if (!o.was_set("model_mode") && !vision) {
     if (o.has_value("use_attention_sink"))
       throw_input_error("--use_attention_sink evicts from the static graphs' KV cache: give --model_mode kv|hybrid too, "
                         "or run compiled programs");
@@ -128,6 +153,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
   g.prefill_ar_len = o.get_int("prefill_ar_len");
   g.attention_sink = attention_sink_setting(o, nlohmann::json());
+  g.separate_embedding = vision != nullptr;
   s.session = make_graph_session(in.model, g);
   s.max_context_len = g.max_context_len;
   s.static_graphs = true;
@@ -175,6 +201,17 @@ class Inference final : public InferenceStrategy {
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
     g.lookahead = lookahead_setting(o, src.compiled_options);
+    double image_ms = 0.0;
+    if (const std::vector<std::string> images = o.get_list("image_path"); !images.empty()) {
+      if (!src.image_encoder)
+        throw_input_error("--image_path: {} is a text-only model (no vision encoder{})", src.program,
+                          programs ? " among its artifacts" : "");
+      const auto i0 = Clock::now();
+      g.images = prompt_images(images, *src.image_encoder, src.image_processor, src.image_token_id);
+      image_ms = std::chrono::duration<double, std::milli>(Clock::now() - i0).count();
+      notes["images"] = images.size();
+      notes["image_ms"] = image_ms;
+    }
     if (programs) {
       if (const auto sink = attention_sink_setting(o, src.compiled_options)) {
         auto* scheduler = dynamic_cast<DecoderScheduler*>(src.session.get());
@@ -194,6 +231,11 @@ class Inference final : public InferenceStrategy {
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
+    if (g.images) {
+      result.stats.images = static_cast<int64_t>(g.images->expansions.size());
+      result.stats.image_tiles = g.images->tiles;
+      result.stats.image_ms = image_ms;
+    }
     if (bar) bar->finish();
     if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
     result.stats.load_ms = load_ms;
@@ -209,6 +251,7 @@ class Inference final : public InferenceStrategy {
                                {"decode_tok_s", s.decode_tok_s()},
                                {"prompt_tokens", static_cast<double>(s.prompt_tokens)},
                                {"generated_tokens", static_cast<double>(s.generated_tokens)}};
+    if (g.images) out.performance_metrics["image_encode_ms"] = image_ms;
     const nlohmann::json report = generation_json(result, peak_rss_mb());
     notes["stats"] = report.at("stats");
     notes["peak_rss_mb"] = report.at("peak_rss_mb");

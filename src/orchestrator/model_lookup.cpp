@@ -67,7 +67,9 @@ const std::vector<DecoderModelSpec>& table() {
     v.push_back(supported("smollm2_135m", "smollm2_135m", A::kLlama, 576, 30, 9, 3, 49152, C::kChatML, bpe, "smollm2"));
     v.push_back(supported("smollm3-3b", "smollm3", A::kSmolLM3, 2048, 36, 16, 4, 128256, C::kChatML, bpe, "smollm3-3b"));
     v.push_back(supported("glm-1_5b", "glm", A::kGlm, 2048, 28, 16, 4, 59264, C::kGlmEdge, bpe, "glm-1_5b"));
-    v.push_back(unsupported("smolvlm_500m_instruct", "smolvlm", "vision-language model (vision encoder)"));
+    // SmolLM2-360M's shape with the 128 tokens SmolVLM adds (a SmolVLM folder: its text_config).
+    v.push_back(supported("smolvlm_500m_instruct", "smolvlm", A::kLlama, 960, 32, 15, 5, 49280, C::kSmolVlm, bpe,
+                          "smolvlm_500m_instruct"));
     v.push_back(unsupported("internvl3_1b", "internvl3", "vision-language model (vision encoder)"));
     v.push_back(supported("gemma4-e2b", "gemma4", A::kGemma4, 1536, 35, 8, 1, 262144, C::kGemma4, bpe, "gemma4-e2b"));
     return v;

@@ -19,6 +19,7 @@
 #include "orchestrator/quantization_evaluation.h"
 #include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/quantization_settings.h"
+#include "orchestrator/vision_encoder_quantization.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -150,6 +151,15 @@ class Quantization final : public QuantizationStrategy {
 
     QuantizationOutputConfig out;
     if (q) out.bundles = q->bundles;
+    // A vision model's encoder: its own graph, calibration and recipe, beside the decoder's.
+    if (q && in.model->vision) {
+      const VisionEncoderQuantization v = quantize_vision_encoder(in.model, o.get_list("image_path"));
+      out.bundles.emplace(GraphName::kVisionEncoder, v.bundle);
+      notes["vision_encoder"] = {{"recipe", v.recipe}, {"calibration_tiles", v.tiles}, {"calibration_source", v.source},
+                                 {"sqnr_db", finite(v.sqnr_db)}, {"seconds", v.seconds}};
+      notes["graphs"].push_back(std::string(graph_name_str(GraphName::kVisionEncoder)));
+      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; vision encoder {} SQNR {:.1f} dB", v.recipe, v.sqnr_db);
+    }
     return out;
   }
 
@@ -174,6 +184,7 @@ class Quantization final : public QuantizationStrategy {
       qo.calibration = calibration_options(o);
     }
     apply_recipe_options(o, qo.recipe);
+    qo.separate_embedding = in.model->vision != nullptr;  // image features replace token embeddings
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     return qo;
   }

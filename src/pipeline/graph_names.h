@@ -10,13 +10,15 @@
 namespace genai::pipeline {
 
 // kv_forward_ar1 (ours): the single-token decode method beside a lookahead kv_forward.
+// vision_encoder: the one method of the vision_encoder artifact (a tile of pixels -> features).
 enum class GraphName {
   kKvForward,
   kPrefillForward,
   kTokEmbeddingKvForward,
   kTokEmbeddingPrefillForward,
   kKvForwardAr1,
-  kTokEmbeddingKvForwardAr1
+  kTokEmbeddingKvForwardAr1,
+  kVisionEncoder
 };
 
 std::string_view graph_name_str(GraphName name);  // "kv_forward", ...

@@ -92,20 +92,32 @@ RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>
     throw_failure("quant: calibration graph {} lacks tokens/atten_mask/input_pos", g.name());
   const int64_t n = tok_in->type.shape.at(1), CL = mask_in->type.shape.back();
   if (n != CL) throw_failure("quant: calibration graph {} is not full-autoregressive (ar {} != CL {})", g.name(), n, CL);
-  Tensor tokens = Tensor::zeros(DType::kI32, {1, n}), pos = Tensor::zeros(DType::kI32, {1, n});
+  Tensor pos = Tensor::zeros(DType::kI32, {1, n});
   Tensor mask = Tensor::zeros(DType::kF32, {1, 1, n, n});
   for (int64_t i = 0; i < n; ++i) {
     pos.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
     for (int64_t j = 0; j < n; ++j) mask.mutable_data<float>()[i * n + j] = j <= i ? 0.0f : graph::kMaskedValue;
   }
+  std::vector<graph::TensorMap> samples;
+  for (const auto& w : windows) {
+    if (static_cast<int64_t>(w.size()) != n)
+      throw_failure("quant: calibration window of {} tokens, graph takes {}", w.size(), n);
+    Tensor tokens = Tensor::zeros(DType::kI32, {1, n});
+    std::copy(w.begin(), w.end(), tokens.mutable_data<int32_t>());
+    samples.push_back({{"tokens", std::move(tokens)}, {"atten_mask", mask}, {"input_pos", pos}});
+  }
+  return calibrate_samples(g, samples, method, gram);
+}
+
+RangeMap calibrate_samples(const graph::Graph& g, const std::vector<graph::TensorMap>& samples, RangeMethod method,
+                           bool gram, const std::string& what) {
   RangeMap ranges;
-  ranges["atten_mask"].add(mask.data<float>(), mask.numel());
   // The inputs of linear ops also get per-column mean squares (the weight range search's weights).
   std::vector<bool> linear_input(g.values().size(), false);
   for (const auto& op : g.ops())
     if (op.kind == graph::OpKind::kLinear) linear_input[static_cast<size_t>(op.operands[0])] = true;
   const int passes = method == RangeMethod::kMse ? 2 : 1;
-  ProgressBar bar("calibrating", static_cast<int64_t>(windows.size()) * passes);
+  ProgressBar bar(what, static_cast<int64_t>(samples.size()) * passes);
   for (int pass = 0; pass < passes; ++pass) {
     graph::InterpreterOptions options;
     options.observer = [&](const graph::Value& v, const Tensor& t) {
@@ -121,11 +133,13 @@ RangeMap calibrate(const graph::Graph& g, const std::vector<std::vector<int32_t>
       }
       else ranges[v.name].add_to_histogram(t.data<float>(), t.numel());
     };
-    for (const auto& w : windows) {
-      if (static_cast<int64_t>(w.size()) != n)
-        throw_failure("quant: calibration window of {} tokens, graph takes {}", w.size(), n);
-      std::copy(w.begin(), w.end(), tokens.mutable_data<int32_t>());
-      graph::interpret(g, {{"tokens", &tokens}, {"atten_mask", &mask}, {"input_pos", &pos}}, options);
+    for (const auto& sample : samples) {
+      graph::InputMap inputs;
+      for (const auto& [name, t] : sample) {
+        inputs[name] = &t;
+        if (pass == 0 && t.dtype() == DType::kF32) ranges[name].add(t.data<float>(), t.numel());
+      }
+      graph::interpret(g, inputs, options);
       bar.advance();
     }
   }

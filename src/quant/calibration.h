@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/interpreter.h"
 #include "model/model.h"
 #include "quant/encoding_set.h"
 
@@ -40,5 +41,12 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
 // With `gram`, the inputs of linear ops also get their Gram matrices (GPTQ).
 RangeMap calibrate(const graph::Graph& calibration_graph, const std::vector<std::vector<int32_t>>& windows,
                    RangeMethod method = RangeMethod::kMinMax, bool gram = false);
+
+// Any graph on samples of its inputs (by name; an encoder's pixels): the min/max of every float
+// input (first pass) and op result (plus histograms for kMse, linear inputs' column statistics,
+// Gram matrices with `gram`), with a progress bar named `what`.
+RangeMap calibrate_samples(const graph::Graph& g, const std::vector<graph::TensorMap>& samples,
+                           RangeMethod method = RangeMethod::kMinMax, bool gram = false,
+                           const std::string& what = "calibrating");
 
 }  // namespace genai::quant

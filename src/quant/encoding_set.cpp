@@ -349,6 +349,14 @@ EncodingSet reconcile_encodings(const Graph& g, const EncodingSet& source) {
     auto it = source.activations.find(v.name);
     if (it != source.activations.end()) set.activations[v.name] = it->second;
   }
+  // A decoder taking inputs_embeds takes them as the embedding lookup gives them (embed.out of
+  // the calibration graph, the output of tok_embedding_<graph>), and the other way round.
+  if (auto lookup = source.activations.find("embed.out");
+      g.find_input("inputs_embeds") && !set.activations.count("inputs_embeds") && lookup != source.activations.end())
+    set.activations["inputs_embeds"] = lookup->second;
+  if (auto embeds = source.activations.find("inputs_embeds"); embeds != source.activations.end() && !set.activations.count("embed.out"))
+    for (const auto& v : g.values())
+      if (v.name == "embed.out" && v.kind == ValueKind::kOpResult) set.activations["embed.out"] = embeds->second;
   // The sliding layers' window mask (0 / -255, as the mask input) appears only in graphs whose
   // context passes the window; a calibration graph within the window has none, so it takes the
   // mask input's encoding here, as derive_encodings gives it where it is calibrated.

@@ -44,6 +44,7 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
   go.max_context_len = o.max_context_len;
   go.prefill_ar_len = o.prefill_ar_len;
   go.decode_ar_len = o.decode_ar_len;
+  go.separate_embedding = o.separate_embedding;
   QuantizedModel q;
   q.recipe = fit_recipe_to_model(o.recipe, model->config);
   q.graphs = graph::build_decoder_graphs(model, go);
@@ -84,6 +85,12 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
     q.encodings[name] = set;
     prev = set;
   }
+  // The embedding lookups, each beside its decoder graph: embed.out as calibrated.
+  for (const auto& [name, g] : q.graphs)
+    if (name.rfind(graph::kTokEmbeddingPrefix, 0) == 0) {
+      q.encodings[name] = std::make_shared<const EncodingSet>(reconcile_encodings(*g, *source));
+      order.push_back(name);
+    }
   for (const auto& name : order) {
     const auto& g = *q.graphs.at(name);
     const EncodingSet& set = *q.encodings.at(name);
@@ -94,9 +101,16 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
     std::optional<pipeline::QuantIoDtypes> io;
     if (!q.recipe.is_float()) {
       io = quant_io_dtypes(g, set);
-      const Encoding& logits = set.activations.at(g.value(g.find_output("logits")->value).name);
-      md["get_logits_scale"] = static_cast<double>(logits.scale);
-      md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
+      if (const auto* logits_out = g.find_output("logits")) {
+        const Encoding& logits = set.activations.at(g.value(logits_out->value).name);
+        md["get_logits_scale"] = static_cast<double>(logits.scale);
+        md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
+      }
+      if (g.find_input(std::string(graph::kInputsEmbeds))) {
+        const Encoding& e = set.activations.at(std::string(graph::kInputsEmbeds));
+        md["get_inputs_embeds_scale"] = static_cast<double>(e.scale);
+        md["get_inputs_embeds_zero_point"] = static_cast<int64_t>(e.zero_point);
+      }
     }
     q.bundles.emplace(bundle_name(name), pipeline::GraphBundle(q.graphs.at(name), example_inputs(g), md, io, {}, {},
                                                                         q.encodings.at(name)));

@@ -27,6 +27,10 @@ struct QuantizeOptions {
   // Calibration windows prepared earlier (the pipeline's preparation stage), all of one length
   // <= max_context_len; empty: calibration_windows(model, calibration).
   std::vector<std::vector<int32_t>> windows;
+  // The decoder graphs take inputs_embeds, with tok_embedding_<graph> beside them (a vision
+  // model's decoder, whose image tokens take the encoder's features). Quantized, the embeddings
+  // keep the lookup's encoding (embed.out), published as get_inputs_embeds_scale / _zero_point.
+  bool separate_embedding = false;
 };
 
 struct QuantizedModel {

@@ -161,7 +161,7 @@ TEST(BadInput, CliExitCodes) {
   testing::TempDir dir;
   auto r = testing::run_genai({"synth", "--shape", "huge", "--out", dir.file("x.gguf")});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_HAS(r.err, "tiny, stories15m, smollm2-135m, llama3.2-1b");
+  EXPECT_HAS(r.err, "tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b");
   r = testing::run_genai({"synth", "--format", "onnx", "--out", dir.file("x")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_HAS(r.err, "gguf, hf, llama2c");

@@ -75,7 +75,9 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                           Family{"glm-1_5b", Architecture::kGlm, ChatFormat::kGlmEdge, "16a4w_block:32", ""},
                           // 16a8w although 16 layers of 2048 (the llama3_2-1b shape, 16a4w_block:32)
                           Family{"codegen2_1b", Architecture::kCodeGen, ChatFormat::kNone, "16a8w", ""},
-                          Family{"gemma4-e2b", Architecture::kGemma4, ChatFormat::kGemma4, "16a4w_block:64", ""}}) {
+                          Family{"gemma4-e2b", Architecture::kGemma4, ChatFormat::kGemma4, "16a4w_block:64", ""},
+                          // SmolVLM's decoder (SmolLM2-360M); its vision encoder has its own 16a8w
+                          Family{"smolvlm_500m_instruct", Architecture::kLlama, ChatFormat::kSmolVlm, "16a8w", ""}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -92,7 +94,7 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 18u);
+  EXPECT_EQ(native, 19u);
   // Gemma 4 keeps a 16-bit KV cache under any integer recipe (upstream's recipe for it has no 8-bit KV).
   ModelConfig g4;
   g4.wide_kv_cache = true;

@@ -194,6 +194,15 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
   t->weight = std::make_unique<fb::WeightDataT>();
   fb::WeightDataT& w = *t->weight;
   w.format = fb::DataFormat::Plain;
+  if (v.type.dtype == DType::kI32) {  // constant indices (a vision encoder's position ids), as they are
+    if (v.kind != ValueKind::kConstant || role != Role::kFloat)
+      throw_failure("lower: graph {}: int32 value {} is not a constant operand", g_.name(), v.name);
+    t->type = fb::ElementType::I32;
+    w.data = add_data(v.name, "i32", bytes_of(v.constant->data<int32_t>(), static_cast<size_t>(v.constant->numel())));
+    const int index = new_tensor(std::move(t));
+    data_tensors_[{id, role}] = index;
+    return index;
+  }
   const std::vector<float> values = float_values(v);
 
   auto f16_bits = [&]() {

@@ -1,0 +1,128 @@
+#include "orchestrator/vision_encoder_quantization.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "graph/interpreter.h"
+#include "graph/vision_encoder_graph.h"
+#include "media/image_file.h"
+#include "media/smolvlm_image_processor.h"
+#include "quant/encoder_quantization.h"
+#include "quant/qdq_executor.h"
+
+namespace genai::orchestrator {
+namespace {
+
+// Enough tiles for stable ranges, few enough that a full-size tower calibrates in seconds.
+constexpr size_t kMaxCalibrationTiles = 8;
+
+pipeline::Metadata vision_metadata(const VisionTowerConfig& c) {
+  return {{"get_image_token_id", static_cast<int64_t>(c.image_token_id)},
+          {"get_tokens_per_image", c.tokens_per_image()},
+          {"get_image_size", c.image_size}};
+}
+
+// Three deterministic pictures a tower sees something of: smooth colour gradients, hard edges
+// (a checkerboard of coloured squares) and noise over a gradient, in two aspect ratios.
+std::vector<media::RgbImage> generated_images(int64_t tile) {
+  std::vector<media::RgbImage> images;
+  uint32_t state = 12345u;
+  auto noise = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int>(state >> 24) - 128;
+  };
+  for (int kind = 0; kind < 3; ++kind) {
+    const int64_t w = kind == 1 ? tile : tile * 3 / 2, h = kind == 1 ? tile * 3 / 2 : tile;
+    media::RgbImage im(w, h);
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        uint8_t* p = im.row(y) + x * 3;
+        int r = static_cast<int>(255 * x / w), g = static_cast<int>(255 * y / h), b = static_cast<int>(255 * (x + y) / (w + h));
+        if (kind == 1 && ((x / 16 + y / 16) % 2 == 0)) r = 255 - r, g = 255 - b, b = 40;
+        if (kind == 2) r += noise() / 2, g += noise() / 2, b += noise() / 2;
+        p[0] = static_cast<uint8_t>(std::clamp(r, 0, 255));
+        p[1] = static_cast<uint8_t>(std::clamp(g, 0, 255));
+        p[2] = static_cast<uint8_t>(std::clamp(b, 0, 255));
+      }
+    images.push_back(std::move(im));
+  }
+  return images;
+}
+
+double sqnr_db(const std::vector<float>& reference, const std::vector<float>& test) {
+  double signal = 0.0, noise = 0.0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    signal += static_cast<double>(reference[i]) * reference[i];
+    noise += static_cast<double>(reference[i] - test[i]) * (reference[i] - test[i]);
+  }
+  return noise == 0.0 ? INFINITY : 10.0 * std::log10(signal / noise);
+}
+
+}  // namespace
+
+pipeline::GraphBundle float_vision_encoder_bundle(const Model& model) {
+  if (!model.vision) throw_failure("internal: a vision encoder bundle for a model without one");
+  auto g = graph::build_vision_encoder_graph(model.vision);
+  std::vector<pipeline::InputSpec> inputs;
+  for (graph::ValueId id : g->inputs()) inputs.push_back({g->value(id).name, g->value(id).type.dtype, g->value(id).type.shape});
+  pipeline::Metadata md = vision_metadata(model.vision->config);
+  md["quant_recipe"] = std::string("float");
+  return pipeline::GraphBundle(g, std::move(inputs), std::move(md), std::nullopt);
+}
+
+VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> model,
+                                                  const std::vector<std::string>& image_paths) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const VisionTower& tower = *model->vision;
+  const media::SmolVlmImageConfig config = media::read_smolvlm_image_config(tower.processor_config);
+  VisionEncoderQuantization r{float_vision_encoder_bundle(*model), "", 0, 0.0, 0.0, ""};
+  std::vector<media::RgbImage> images;
+  if (image_paths.empty()) {
+    images = generated_images(tower.config.image_size);
+    r.source = "generated images";
+  } else {
+    for (const auto& path : image_paths) images.push_back(media::read_image(path));
+    r.source = "--image_path";
+  }
+  const int64_t M = tower.config.image_size, values = tower.config.channels * M * M;
+  std::vector<graph::TensorMap> samples;
+  for (const auto& image : images) {
+    const media::ProcessedImage p = media::preprocess_smolvlm(image, config);
+    if (p.tile_height != M || p.tile_width != M)
+      throw_input_error("{}: tiles of {} x {} for a vision encoder of {} x {}", tower.processor_config.string(), p.tile_height,
+                        p.tile_width, M, M);
+    for (int64_t t = 0; t < p.tiles() && samples.size() < kMaxCalibrationTiles; ++t) {
+      Tensor pixels = Tensor::zeros(DType::kF32, {1, tower.config.channels, M, M});
+      std::memcpy(pixels.mutable_data<float>(), p.pixels.data() + t * values, static_cast<size_t>(values) * sizeof(float));
+      samples.push_back({{std::string(graph::kPixelValues), std::move(pixels)}});
+    }
+  }
+  quant::Recipe recipe = quant::recipe_from_spelling("16a8w");
+  const auto g = r.bundle.graph();
+  quant::QuantizedEncoder q = quant::quantize_encoder(g, samples, recipe,
+                                                      vision_metadata(tower.config));
+  r.bundle = q.bundle;
+  r.recipe = recipe.name;
+  r.tiles = static_cast<int64_t>(samples.size());
+  // SQNR of the features: the QDQ reference against the float graph on the same tiles.
+  const std::string name(graph::kVisionEncoder);
+  quant::QdqExecutor qdq({{name, g}}, {{name, q.encodings}});
+  std::vector<float> want, got;
+  for (const auto& s : samples) {
+    graph::InputMap in{{std::string(graph::kPixelValues), &s.at(std::string(graph::kPixelValues))}};
+    const Tensor f = graph::interpret(*g, in).at(std::string(graph::kImageFeatures));
+    const Tensor qf = qdq.run(name, in).at(std::string(graph::kImageFeatures));
+    want.insert(want.end(), f.data<float>(), f.data<float>() + f.numel());
+    got.insert(got.end(), qf.data<float>(), qf.data<float>() + qf.numel());
+  }
+  r.sqnr_db = sqnr_db(want, got);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log::info("vision encoder: {} on {} tiles ({}), features SQNR {:.1f} dB, {:.1f} s", r.recipe, r.tiles, r.source, r.sqnr_db,
+            r.seconds);
+  return r;
+}
+
+}  // namespace genai::orchestrator

@@ -1,0 +1,79 @@
+// A SmolVLM prompt with images, as the generation loop builds it, against transformers
+// (tests/python/smolvlm_prompt_reference.py: the model's chat template with image items, the
+// image processor's tile grids, SmolVLMProcessor's expansion, the tokenizer): the same token ids,
+// and the encoder's feature rows replace exactly the <image> tokens, in order.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/generation.h"
+#include "llm/image_encoder.h"
+#include "model/model.h"
+#include "orchestrator/prompt_images.h"
+#include "support/cli_runner.h"
+#include "support/file_helpers.h"
+#include "support/image_files.h"
+#include "support/test_requirements.h"
+
+namespace genai {
+namespace {
+
+// Records what the generation loop prefills; its logits pick the stop token.
+class RecordingSession : public DecoderSession {
+ public:
+  RecordingSession(int32_t vocab, int32_t stop) : logits_(static_cast<size_t>(vocab), 0.0f) { logits_[stop] = 1.0f; }
+  std::span<const float> forward(std::span<const int32_t> tokens) override {
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+    return logits_;
+  }
+  std::span<const float> forward_replacing(std::span<const int32_t> tokens, const EmbeddingRows& replaced) override {
+    replaced_ = replaced;
+    return forward(tokens);
+  }
+  int64_t position() const override { return static_cast<int64_t>(tokens_.size()); }
+  int64_t max_context() const override { return 4096; }
+  int32_t vocab_size() const override { return static_cast<int32_t>(logits_.size()); }
+  void reset() override { tokens_.clear(); }
+
+  std::vector<int32_t> tokens_;
+  EmbeddingRows replaced_;
+
+ private:
+  std::vector<float> logits_;
+};
+
+TEST(SmolVlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) {
+  testing::TempDir dir;
+  const std::string model_dir = dir.file("smolvlm");
+  ASSERT_EQ(testing::run_genai({"synth", "--arch", "smolvlm", "--format", "hf", "--out", model_dir}).exit_code, 0);
+  testing::write_test_png(dir.file("wide.png"), 150, 60, 1);
+  testing::write_test_png(dir.file("tall.png"), 30, 90, 2);
+  const auto ref = testing::run_process({"python3", testing::python_script("smolvlm_prompt_reference.py"), model_dir,
+                                         dir.file("ref.json"), dir.file("wide.png"), dir.file("tall.png")});
+  GENAI_REQUIRE_AVAILABLE(ref.exit_code == 0, "transformers + num2words (scripts/install_deps.sh --test): " + ref.err);
+  const auto want = nlohmann::json::parse(testing::read_text(dir.file("ref.json")));
+
+  const auto model = std::make_shared<const Model>(load_model(model_dir));
+  ASSERT_TRUE(model->vision && model->tokenizer);
+  EXPECT_EQ(model->chat_format, ChatFormat::kSmolVlm);
+  auto encoder = make_graph_image_encoder(model->vision);
+  GenerationOptions o;
+  o.max_new_tokens = 0;
+  o.images = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder,
+                                         model->vision->processor_config, model->vision->config.image_token_id);
+  EXPECT_EQ(o.images->tiles, want["tiles"].get<int64_t>());
+  RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
+  Conversation conversation(session, *model->tokenizer, model->chat_format, o);
+  conversation.turn("What is in these pictures?");
+  EXPECT_EQ(session.tokens_, want["ids"].get<std::vector<int32_t>>());
+
+  std::vector<int64_t> image_positions;
+  for (size_t i = 0; i < session.tokens_.size(); ++i)
+    if (session.tokens_[i] == model->vision->config.image_token_id) image_positions.push_back(static_cast<int64_t>(i));
+  EXPECT_EQ(session.replaced_.at, image_positions);
+  EXPECT_EQ(static_cast<int64_t>(image_positions.size()), o.images->tiles * model->vision->config.tokens_per_image());
+  EXPECT_EQ(session.replaced_.rows, o.images->features);
+}
+
+}  // namespace
+}  // namespace genai
