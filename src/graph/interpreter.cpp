@@ -271,6 +271,9 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
       case OpKind::kGeluTanh:
         out = run_activation(r, *in[0], kernels::scalar::gelu_tanh);
         break;
+      case OpKind::kGelu:
+        out = run_activation(r, *in[0], kernels::scalar::gelu);
+        break;
       case OpKind::kTanh:
         out = run_activation(r, *in[0], kernels::scalar::tanh_inplace);
         break;

@@ -11,7 +11,7 @@
 namespace genai::graph {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 16> kNames{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 17> kNames{{
     {OpKind::kGather, "gather"},
     {OpKind::kRmsNorm, "rms_norm"},
     {OpKind::kLinear, "linear"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 16> kNames{{
     {OpKind::kTranspose, "transpose"},
     {OpKind::kSlice, "slice"},
     {OpKind::kGeluTanh, "gelu_tanh"},
+    {OpKind::kGelu, "gelu"},
     {OpKind::kTanh, "tanh"},
     {OpKind::kLayerNorm, "layer_norm"},
 }};
@@ -168,6 +169,7 @@ std::optional<TensorType> infer_op_type(OpKind kind, const std::vector<TensorTyp
       }
       case OpKind::kSilu:
       case OpKind::kGeluTanh:
+      case OpKind::kGelu:
       case OpKind::kTanh:
       case OpKind::kSoftmax: {
         if (!arity(1, 1) || !all_float() || in[0].shape.empty()) return fail(why, kname + " takes one float32 tensor");

@@ -33,6 +33,7 @@ enum class OpKind : uint8_t {
   kGeluTanh,   // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (Gemma's GeGLU)
   kTanh,       // tanh(x) (Gemma 2's soft-capping)
   kLayerNorm,  // (x [..., D], weight [D], bias [D]) attrs eps -> (x - mean) / sqrt(var + eps) * weight + bias
+  kGelu,       // x/2 (1 + erf(x / sqrt(2))) (the exact GELU: InternVL's vision tower and projector)
 };
 
 std::string_view op_kind_name(OpKind k);  // "gather", "rms_norm", ...

@@ -68,6 +68,15 @@ void gelu_tanh(float* x, int64_t n) {
   }
 }
 
+void gelu(float* x, int64_t n) {
+  // PyTorch's float formula: x * 0.5 * (1 + erf(x * M_SQRT1_2)).
+  constexpr float kInvSqrt2 = 0.70710678118654752440f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = v * 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+  }
+}
+
 void rope(const float* x, int64_t heads, int64_t seq, int64_t head_dim, const float* cos, const float* sin, float* y) {
   const int64_t half = head_dim / 2;
   for (int64_t h = 0; h < heads; ++h)
@@ -125,6 +134,10 @@ void gelu_tanh(float* x, int64_t n) {
 
 void tanh_inplace(float* x, int64_t n) {
   if (n > 0) scalar::tanh_inplace(x, n);
+}
+
+void gelu(float* x, int64_t n) {
+  if (n > 0) scalar::gelu(x, n);
 }
 
 void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y) {

@@ -22,6 +22,7 @@ void silu(float* x, int64_t n);
 // Gemma's GeGLU activation, GELU with tanh: y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in
 // place. One implementation (scalar) for every mode: it is not on a hot path.
 void gelu_tanh(float* x, int64_t n);
+void gelu(float* x, int64_t n);
 // y = tanh(x), in place (Gemma 2's soft-capping: cap * tanh(x / cap)); scalar in every mode.
 void tanh_inplace(float* x, int64_t n);
 // HF rotate-half RoPE on x [heads, seq, head_dim] with tables cos, sin [seq, head_dim] shared by

@@ -15,6 +15,7 @@ namespace scalar {
 GENAI_KERNELS(GENAI_KERNEL_DECLARE)
 // Scalar in every mode (no vectorised build): float_ops.h.
 void gelu_tanh(float* x, int64_t n);
+void gelu(float* x, int64_t n);  // exact: x/2 (1 + erf(x / sqrt(2)))
 void tanh_inplace(float* x, int64_t n);
 void layer_norm(const float* x, int64_t rows, int64_t dim, const float* weight, const float* bias, float eps, float* y);
 }  // namespace scalar

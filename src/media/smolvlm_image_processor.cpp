@@ -1,60 +1,22 @@
 #include "media/smolvlm_image_processor.h"
 
 #include <cmath>
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "media/processor_fields.h"
 
 namespace genai::media {
 namespace {
 
 constexpr int64_t kMaxImageSize = 4096;  // transformers' MAX_IMAGE_SIZE
 
-// f32(f64(v) * factor), then f32(f32(x - mean) / std): numpy's rescale (in double) and normalize
-// (in float32).
-void append_tile(const RgbImage& tile, const SmolVlmImageConfig& c, std::vector<float>& out) {
-  const int64_t plane = tile.width * tile.height;
-  const size_t base = out.size();
-  out.resize(base + static_cast<size_t>(3 * plane));
-  for (int64_t i = 0; i < plane; ++i)
-    for (int ch = 0; ch < 3; ++ch) {
-      float v = tile.pixels[static_cast<size_t>(i * 3 + ch)];
-      if (c.do_rescale) v = static_cast<float>(static_cast<double>(v) * c.rescale_factor);
-      if (c.do_normalize) v = (v - c.mean[static_cast<size_t>(ch)]) / c.std[static_cast<size_t>(ch)];
-      out[base + static_cast<size_t>(ch * plane + i)] = v;
-    }
-}
-
-int64_t json_int(const nlohmann::json& v, const std::string& origin, const std::string& field) {
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-    throw_input_error("{}: {} must be a positive integer, not {}", origin, field, v.dump());
-  return v.get<int64_t>();
-}
-
 int64_t longest_edge_of(const nlohmann::json& v, const std::string& origin, const std::string& field) {
   if (!v.is_object() || !v.contains("longest_edge") || v.size() != 1)
     throw_input_error("{}: {} must be {{\"longest_edge\": N}}, not {}", origin, field, v.dump());
-  return json_int(v["longest_edge"], origin, field + ".longest_edge");
-}
-
-std::array<float, 3> three_floats(const nlohmann::json& v, const std::string& origin, const std::string& field) {
-  std::array<float, 3> out{};
-  if (v.is_number()) {
-    out.fill(v.get<float>());
-    return out;
-  }
-  if (!v.is_array() || v.size() != 3 || !v[0].is_number() || !v[1].is_number() || !v[2].is_number())
-    throw_input_error("{}: {} must be a number or three numbers, not {}", origin, field, v.dump());
-  for (size_t i = 0; i < 3; ++i) out[i] = v[i].get<float>();
-  return out;
-}
-
-bool json_bool(const nlohmann::json& v, const std::string& origin, const std::string& field) {
-  if (!v.is_boolean()) throw_input_error("{}: {} must be true or false, not {}", origin, field, v.dump());
-  return v.get<bool>();
+  return positive_int_field(v["longest_edge"], origin, field + ".longest_edge");
 }
 
 }  // namespace
@@ -63,19 +25,19 @@ SmolVlmImageConfig smolvlm_image_config(const nlohmann::json& j, const std::stri
   if (!j.is_object()) throw_input_error("{}: not a JSON object", origin);
   SmolVlmImageConfig c;
   for (const auto& [key, v] : j.items()) {
-    if (key == "do_convert_rgb") c.do_convert_rgb = json_bool(v, origin, key);
-    else if (key == "do_resize") c.do_resize = json_bool(v, origin, key);
-    else if (key == "do_image_splitting") c.do_image_splitting = json_bool(v, origin, key);
-    else if (key == "do_rescale") c.do_rescale = json_bool(v, origin, key);
-    else if (key == "do_normalize") c.do_normalize = json_bool(v, origin, key);
-    else if (key == "do_pad") (void)json_bool(v, origin, key);  // pads a batch to its largest image only
+    if (key == "do_convert_rgb") c.do_convert_rgb = bool_field(v, origin, key);
+    else if (key == "do_resize") c.do_resize = bool_field(v, origin, key);
+    else if (key == "do_image_splitting") c.do_image_splitting = bool_field(v, origin, key);
+    else if (key == "do_rescale") c.normalization.do_rescale = bool_field(v, origin, key);
+    else if (key == "do_normalize") c.normalization.do_normalize = bool_field(v, origin, key);
+    else if (key == "do_pad") (void)bool_field(v, origin, key);  // pads a batch to its largest image only
     else if (key == "size") c.longest_edge = longest_edge_of(v, origin, key);
     else if (key == "max_image_size") c.tile = longest_edge_of(v, origin, key);
     else if (key == "rescale_factor") {
       if (!v.is_number()) throw_input_error("{}: rescale_factor must be a number, not {}", origin, v.dump());
-      c.rescale_factor = v.get<double>();
-    } else if (key == "image_mean") c.mean = three_floats(v, origin, key);
-    else if (key == "image_std") c.std = three_floats(v, origin, key);
+      c.normalization.rescale_factor = v.get<double>();
+    } else if (key == "image_mean") c.normalization.mean = three_floats_field(v, origin, key);
+    else if (key == "image_std") c.normalization.std = three_floats_field(v, origin, key);
     else if (key == "resample") {
       if (!v.is_number_integer() || !resample_from_pillow(v.get<int64_t>(), c.resample))
         throw_input_error("{}: resample {} is not handled (valid: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC)", origin, v.dump());
@@ -97,15 +59,7 @@ SmolVlmImageConfig smolvlm_image_config(const nlohmann::json& j, const std::stri
 }
 
 SmolVlmImageConfig read_smolvlm_image_config(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw_input_error("{}: cannot be read", path.string());
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw_input_error("{}: not valid JSON: {}", path.string(), e.what());
-  }
-  return smolvlm_image_config(j, path.string());
+  return smolvlm_image_config(read_json_file(path), path.string());
 }
 
 std::array<int64_t, 2> smolvlm_resized_size(int64_t height, int64_t width, int64_t longest_edge) {
@@ -173,7 +127,7 @@ ProcessedImage preprocess_smolvlm(const RgbImage& input, const SmolVlmImageConfi
   // Tiles of one image share one size (a lone small tile is padded to it by the batch's padding).
   out.tile_height = tiles.front().height;
   out.tile_width = tiles.front().width;
-  for (const RgbImage& t : tiles) append_tile(t, c, out.pixels);
+  for (const RgbImage& t : tiles) append_normalized_tile(t, c.normalization, out.pixels);
   return out;
 }
 

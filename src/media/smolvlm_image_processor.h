@@ -13,17 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include "media/pil_resample.h"
+#include "media/processor_fields.h"
 #include "media/rgb_image.h"
 
 namespace genai::media {
 
 struct SmolVlmImageConfig {
-  bool do_convert_rgb = true, do_resize = true, do_image_splitting = true, do_rescale = true, do_normalize = true;
+  bool do_convert_rgb = true, do_resize = true, do_image_splitting = true;
   int64_t longest_edge = 4 * 364;  // size.longest_edge
   int64_t tile = 364;              // max_image_size.longest_edge
   Resample resample = Resample::kLanczos;
-  double rescale_factor = 1.0 / 255.0;
-  std::array<float, 3> mean{0.5f, 0.5f, 0.5f}, std{0.5f, 0.5f, 0.5f};
+  TileNormalization normalization;  // rescale 1/255, mean and std 0.5
 };
 
 // preprocessor_config.json of a SmolVLM / Idefics3 folder. A field this does not handle, or a

@@ -591,6 +591,7 @@ void Decoder::decode_rows(OpContext& c) const {
                      : norm                              ? StepKind::kRmsNorm
                      : c.kind == fb::OpKind::Silu        ? StepKind::kSilu
                      : c.kind == fb::OpKind::GeluTanh    ? StepKind::kGeluTanh
+                     : c.kind == fb::OpKind::Gelu        ? StepKind::kGelu
                      : c.kind == fb::OpKind::Tanh        ? StepKind::kTanh
                                                          : StepKind::kSoftmax;
   RowsParams& p = c.params<RowsParams>(k);
@@ -649,8 +650,8 @@ constexpr std::array<OpDecoder, static_cast<size_t>(fb::OpKind::MAX) + 1> kOpDec
     &Decoder::decode_binary,   &Decoder::decode_rows,       &Decoder::decode_rope,    &Decoder::decode_matmul,
     &Decoder::decode_rows,     &Decoder::decode_concat,     &Decoder::decode_reshape, &Decoder::decode_transpose,
     &Decoder::decode_slice,    &Decoder::decode_matmul_concat, &Decoder::decode_rows,    &Decoder::decode_rows,
-    &Decoder::decode_rows};
-static_assert(fb::OpKind::MAX == fb::OpKind::LayerNorm, "a new op kind needs its decoder in kOpDecoders");
+    &Decoder::decode_rows,     &Decoder::decode_rows};
+static_assert(fb::OpKind::MAX == fb::OpKind::Gelu, "a new op kind needs its decoder in kOpDecoders");
 
 void Decoder::decode_op(const fb::Op* op, size_t index) {
   if (!op) bad("op {} is null", index);

@@ -388,6 +388,7 @@ void run_activation(const Step& s, const StepIo& io) {
     f.operand0_into_result(r0 * w, r1 * w);
     if constexpr (K == StepKind::kSilu) kernels::silu(f.y + r0 * w, (r1 - r0) * w);
     else if constexpr (K == StepKind::kGeluTanh) kernels::gelu_tanh(f.y + r0 * w, (r1 - r0) * w);
+    else if constexpr (K == StepKind::kGelu) kernels::gelu(f.y + r0 * w, (r1 - r0) * w);
     else if constexpr (K == StepKind::kTanh) kernels::tanh_inplace(f.y + r0 * w, (r1 - r0) * w);
     else kernels::softmax(f.y + r0 * w, r1 - r0, w);
     f.finish(r0 * w, r1 * w);
@@ -486,6 +487,7 @@ constexpr std::array<StepKindInfo, kStepKinds> kStepKindInfo = {{
     {"mul", &run_mul},
     {"silu", &run_silu},
     {"gelu_tanh", &run_activation<StepKind::kGeluTanh>},
+    {"gelu", &run_activation<StepKind::kGelu>},
     {"tanh", &run_activation<StepKind::kTanh>},
     {"layer_norm", &run_layer_norm},
     {"rope", &run_rope},

@@ -59,6 +59,7 @@ enum class StepKind : uint8_t {
   kMul,
   kSilu,
   kGeluTanh,
+  kGelu,
   kTanh,
   kLayerNorm,
   kRope,

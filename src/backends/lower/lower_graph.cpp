@@ -50,6 +50,7 @@ fb::OpKind op_kind(OpKind k) {
     case OpKind::kTranspose: return fb::OpKind::Transpose;
     case OpKind::kSlice: return fb::OpKind::Slice;
     case OpKind::kGeluTanh: return fb::OpKind::GeluTanh;
+    case OpKind::kGelu: return fb::OpKind::Gelu;
     case OpKind::kTanh: return fb::OpKind::Tanh;
     case OpKind::kLayerNorm: return fb::OpKind::LayerNorm;
   }

@@ -33,6 +33,7 @@ inline uint64_t op_scratch_bytes(fb::OpKind kind, fb::Precision precision, std::
     case fb::OpKind::Mul:
     case fb::OpKind::Silu:
     case fb::OpKind::GeluTanh:
+    case fb::OpKind::Gelu:
     case fb::OpKind::Tanh:
     case fb::OpKind::Rope:
     case fb::OpKind::Softmax: {

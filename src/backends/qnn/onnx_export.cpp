@@ -393,6 +393,11 @@ class Exporter {
         attr_string(node("Gelu", {use(op.operands[0])}, y), "approximate", "tanh");
         return define(r, y);
       }
+      case OpKind::kGelu: {
+        const std::string y = fresh(rn + ".f");
+        node("Gelu", {use(op.operands[0])}, y);
+        return define(r, y);
+      }
       case OpKind::kLayerNorm: {
         const std::string y = fresh(rn + ".f");
         auto* n = node("LayerNormalization", {use(op.operands[0]), use(op.operands[1]), use(op.operands[2])}, y);
