@@ -4,10 +4,12 @@
 //          image processor gives them)
 //   output image_features [1, tokens_per_image, text_dim]
 // Patches are cut in the graph (reshape + transpose: a patch's pixels in channel, row, column
-// order, as the convolution reads them) and projected by a linear layer; learned positions are
-// added; pre-LN encoder layers (biased attention without a mask, tanh GELU MLP); the post
-// LayerNorm; the connector's pixel shuffle (s x s neighbouring patches into one token, by row
-// offset, then column offset, then channel) and its projection.
+// order, as the convolution reads them) and projected by a linear layer; InternVL's CLS token
+// goes first; learned positions are added; pre-LN encoder layers (biased attention without a
+// mask, GELU MLP: tanh form or exact; InternVL's layer scales folded into the projections before
+// them); SmolVLM's post LayerNorm; the CLS row dropped; the connector's pixel shuffle (s x s
+// neighbouring patches into one token, by row offset, then column offset, then channel) and its
+// projection (one linear layer, or InternVL's LayerNorm, linear, GELU, linear).
 #pragma once
 
 #include <memory>

@@ -21,10 +21,10 @@ double ms_since(Clock::time_point t0) {
 std::string expand_image_placeholders(const std::string& text, const PromptImages& images) {
   std::string out;
   size_t from = 0, image = 0;
-  for (size_t at; (at = text.find(kSmolVlmImageToken, from)) != std::string::npos; from = at + kSmolVlmImageToken.size()) {
+  for (size_t at; (at = text.find(images.placeholder, from)) != std::string::npos; from = at + images.placeholder.size()) {
     if (image == images.expansions.size())
       throw_input_error("--prompt: the conversation holds more {} placeholders than the {} image(s) of --image_path",
-                        kSmolVlmImageToken, images.expansions.size());
+                        images.placeholder, images.expansions.size());
     out.append(text, from, at - from);
     out += images.expansions[image++];
   }
@@ -37,7 +37,7 @@ std::string conversation_text(ChatFormat format, const GenerationOptions& o, con
   // The first user turn carries the images, as placeholders ahead of its text.
   std::string placeholders;
   if (o.images)
-    for (size_t i = 0; i < o.images->expansions.size(); ++i) placeholders += kSmolVlmImageToken;
+    for (size_t i = 0; i < o.images->expansions.size(); ++i) placeholders += o.images->content_item;
   auto user_text = [&](size_t turn, const std::string& prompt) { return turn == 0 ? placeholders + prompt : prompt; };
   std::string text;
   if (format == ChatFormat::kNone) {

@@ -21,11 +21,14 @@
 
 namespace genai {
 
-// Images of the first turn (--image_path): the prompt gets one "<image>" placeholder per image
-// ahead of its text (the model's chat template sees them as image items); after the template each
-// placeholder becomes that image's `expansions` entry (its tiles' tokens, as the model's processor
-// lays them out), and the encoder's `features` replace the image tokens' embeddings in order.
+// Images of the first turn (--image_path): the prompt gets one `content_item` per image ahead of
+// its text (what the model's chat template writes for an image item: SmolVLM "<image>",
+// InternVL "<IMG_CONTEXT>\n"); after the template each `placeholder` becomes that image's
+// `expansions` entry (its tiles' tokens, as the model's processor lays them out), and the
+// encoder's `features` replace the image tokens' embeddings in order.
 struct PromptImages {
+  std::string content_item = "<image>";
+  std::string placeholder = "<image>";
   std::vector<std::string> expansions;  // one per image
   int32_t image_token_id = -1;
   std::vector<float> features;          // [image tokens, dim]

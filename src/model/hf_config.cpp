@@ -395,14 +395,23 @@ const char* wrapper_text_prefix(const json& j) {
   const std::string t = mt->get<std::string>();
   if (t == "gemma4") return "model.language_model.";
   if (t == "smolvlm" || t == "idefics3") return "model.text_model.";
+  if (t == "internvl") return "language_model.model.";  // as transformers saves it (its modules: model.language_model.)
   return nullptr;
 }
 
 }  // namespace
 
-std::string hf_text_model_prefix(const std::filesystem::path& config_json) {
-  const char* prefix = wrapper_text_prefix(read_hf_config_json(config_json));
-  return prefix ? prefix : "";
+std::vector<std::string> hf_text_tensor_names(const nlohmann::json& config, const std::string& canonical) {
+  const char* prefix = wrapper_text_prefix(config);
+  if (!prefix) return {canonical};
+  const bool internvl = config.value("model_type", "") == "internvl";
+  if (canonical.rfind("model.", 0) == 0) {
+    std::vector<std::string> names{prefix + canonical.substr(6)};
+    if (internvl) names.push_back("model.language_model." + canonical.substr(6));
+    return names;
+  }
+  if (internvl) return {"language_model." + canonical, canonical};  // lm_head.weight
+  return {canonical};
 }
 
 ModelConfig read_hf_config(const std::filesystem::path& config_json) {

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -19,9 +20,12 @@ nlohmann::json read_hf_config_json(const std::filesystem::path& config_json);
 // file and the key. A multimodal checkpoint's config (model_type gemma4 with a text_config, as
 // google/gemma-4-e2b-it ships it, or smolvlm / idefics3) gives its text decoder's config.
 ModelConfig read_hf_config(const std::filesystem::path& config_json);
-// Where such a multimodal checkpoint keeps the text decoder's tensors: "model.language_model." in
-// place of "model."; "" for a text-only checkpoint.
-std::string hf_text_model_prefix(const std::filesystem::path& config_json);
+// The names under which a checkpoint of `config` may keep the decoder tensor `canonical`, in the
+// order to try: itself for a text-only checkpoint; for multimodal ones the text model's prefix in
+// place of "model." (gemma4: model.language_model., smolvlm: model.text_model., internvl:
+// language_model.model. as saved, model.language_model. as its modules name it) and InternVL's
+// head as language_model.lm_head.weight.
+std::vector<std::string> hf_text_tensor_names(const nlohmann::json& config, const std::string& canonical);
 // config.json text for `config` (sorted keys, deterministic); transformers loads it.
 std::string hf_config_json(const ModelConfig& config);
 

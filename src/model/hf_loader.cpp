@@ -44,18 +44,20 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
   ModelConfig& c = m.config;
   SafetensorsCheckpoint ckpt = SafetensorsCheckpoint::open(dir);
   namespace wn = weight_names;
-  // Missing lm_head means the head is tied to the embedding, whatever the config says.
-  if (!ckpt.find(wn::lm_head()).file) c.tied_embeddings = true;
-  // A multimodal checkpoint keeps the decoder under its own prefix (its other towers are not read).
-  const std::string prefix = hf_text_model_prefix(dir / "config.json");
-  auto file_name = [&](const std::string& name) {
-    return prefix.empty() || name.rfind("model.", 0) != 0 ? name : prefix + name.substr(6);
+  const nlohmann::json top = read_hf_config_json(dir / "config.json");
+  // A multimodal checkpoint keeps the decoder under its own names (its towers are read below).
+  auto locate = [&](const std::string& canonical) {
+    const std::vector<std::string> names = hf_text_tensor_names(top, canonical);
+    for (const auto& n : names)
+      if (auto loc = ckpt.find(n); loc.file) return std::pair{n, loc};
+    return std::pair{names.front(), ckpt.find(names.front())};
   };
+  // Missing lm_head means the head is tied to the embedding, whatever the config says.
+  if (!locate(wn::lm_head()).second.file) c.tied_embeddings = true;
 
   m.weights.set_source(dir.string());
   for (const StoredTensor& t : stored_tensors(c, StoredNaming::kHuggingFace)) {
-    const std::string name = file_name(t.name);
-    auto loc = ckpt.find(name);
+    const auto [name, loc] = locate(t.name);
     if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), name);
     check_weight_shape(loc.file->source(), name, {t.name, t.shape}, loc.entry->shape);
     std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
@@ -73,7 +75,7 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     }
   }
 
-  if (const auto top = read_hf_config_json(dir / "config.json"); is_vision_language_config(top))
+  if (is_vision_language_config(top))
     m.vision = std::make_shared<const VisionTower>(load_vision_tower(dir, top, ckpt));
 
   if (with_tokenizer) {

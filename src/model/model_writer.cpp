@@ -116,9 +116,14 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
   config.validate(dir.string());
   std::filesystem::create_directories(dir);
   std::vector<SafetensorsTensorToWrite> tensors;
-  auto stored_name = [&](const std::string& name) {
-    return vision && name.rfind("model.", 0) == 0 ? "model.text_model." + name.substr(6) : name;
-  };
+  // A vision-language folder: config.json wraps the decoder's as text_config, and the decoder's
+  // tensors go under the family's names.
+  nlohmann::json top;
+  if (vision) {
+    top = {{"text_config", nlohmann::json::parse(hf_config_json(config))}, {"tie_word_embeddings", config.tied_embeddings}};
+    add_vision_tower_config(vision->config, top);
+  }
+  auto stored_name = [&](const std::string& name) { return vision ? hf_text_tensor_names(top, name).front() : name; };
   for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kHuggingFace))
     tensors.push_back({stored_name(stored.name), dtype, stored.shape, [&weights, &config, stored, dtype] {
                          std::vector<Tensor> parts;
@@ -144,9 +149,6 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
   }
   write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);
   if (vision) {
-    nlohmann::json top = {{"text_config", nlohmann::json::parse(hf_config_json(config))},
-                          {"tie_word_embeddings", config.tied_embeddings}};
-    add_vision_tower_config(vision->config, top);
     write_file_atomic(dir / "config.json", top.dump(2) + "\n");
     if (!vision->processor_config.empty() && vision->processor_config != dir / "preprocessor_config.json")
       write_file_atomic(dir / "preprocessor_config.json", MappedFile::open(vision->processor_config)->bytes());

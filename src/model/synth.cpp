@@ -202,11 +202,21 @@ std::vector<std::string> smolvlm_special_tokens() {
   return t;
 }
 
-VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text, int32_t image_token_id, uint64_t seed) {
+std::vector<std::string> internvl_special_tokens() {
+  return {"<img>", "</img>", "<IMG_CONTEXT>", "<quad>", "</quad>", "<ref>", "</ref>", "<box>", "</box>"};
+}
+
+VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text, int32_t image_token_id, uint64_t seed,
+                               VisionFamily family) {
   VisionTower t;
   VisionTowerConfig& c = t.config;
+  set_vision_family(c, family);
+  const bool internvl = family == VisionFamily::kInternVl;
   if (shape == "tiny") {
-    c.dim = 32, c.n_layers = 2, c.n_heads = 2, c.ffn_dim = 64, c.image_size = 64, c.patch_size = 16, c.scale_factor = 2;
+    c.dim = 32, c.n_layers = 2, c.n_heads = 2, c.ffn_dim = 64, c.scale_factor = 2;
+    c.image_size = internvl ? 56 : 64, c.patch_size = internvl ? 14 : 16;
+  } else if (internvl) {
+    c.dim = 1024, c.n_layers = 24, c.n_heads = 16, c.ffn_dim = 4096, c.image_size = 448, c.patch_size = 14, c.scale_factor = 2;
   } else {
     c.dim = 768, c.n_layers = 12, c.n_heads = 12, c.ffn_dim = 3072, c.image_size = 512, c.patch_size = 16, c.scale_factor = 4;
   }
@@ -218,6 +228,8 @@ VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text
     // LayerNorm weights around 1, as synth_tensor makes the decoder's norms.
     if (spec.name.find("norm") != std::string::npos && ends_with(spec.name, ".weight") && !ends_with(spec.name, "norm.weight"))
       for (int64_t i = 0; i < w.numel(); ++i) w.mutable_data<float>()[i] += 1.0f;
+    if (ends_with(spec.name, "layer_scale1") || ends_with(spec.name, "layer_scale2"))  // InternVL starts them at 0.1
+      for (int64_t i = 0; i < w.numel(); ++i) w.mutable_data<float>()[i] += 0.1f;
     t.weights.add(spec.name, std::move(w));
   }
   return t;
@@ -225,23 +237,33 @@ VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text
 
 namespace {
 
-constexpr int64_t kSmolVlmAddedTokens = 128;
+constexpr int64_t kSmolVlmAddedTokens = 128, kInternVlAddedTokens = 16;
 
-// A SmolVLM folder: the decoder (llama of `shape`) with its vocabulary grown by 128 tokens as
-// SmolVLM grows SmolLM2's (49152 -> 49280): SmolVLM's added tokens, then unused ones; the tower,
-// its image processor's settings (two tiles per side at most) and chat template.
-SynthResult write_synth_smolvlm(const SynthRequest& r) {
-  if (r.format != "hf") throw_input_error("--format: '{}' cannot hold a vision-language model (valid for --arch smolvlm: hf)", r.format);
+// The chat template InternVL3-hf ships (ChatML; an image item is "<IMG_CONTEXT>\n").
+constexpr const char* kInternVlTemplate =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n'}}{% if message['content'] is string %}"
+    "{{ message['content'] }}{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' %}"
+    "{{ '<IMG_CONTEXT>\n' }}{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{{'<|im_end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{'<|im_start|>assistant\n' }}{% endif %}";
+
+// A vision-language folder: the decoder (SmolVLM: llama, InternVL: qwen2, of `shape`) with its
+// vocabulary grown as the family grows its text model's (SmolVLM: by 128 tokens, 49152 -> 49280;
+// InternVL: by 16 here, its added tokens first), the tower, the image processor's settings (a
+// few tiles per image) and the chat template.
+SynthResult write_synth_vision_language(const SynthRequest& r, VisionFamily family) {
+  if (r.format != "hf")
+    throw_input_error("--format: '{}' cannot hold a vision-language model (valid for --arch {}: hf)", r.format, r.arch);
   if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+  const bool internvl = family == VisionFamily::kInternVl;
   SynthResult res;
-  res.config = synth_config(r.shape, "llama");
+  res.config = synth_config(r.shape, internvl ? "qwen2" : "llama");
   ModelConfig& c = res.config;
-  c.name = fmt::format("synth-{}-smolvlm", r.shape);
+  c.name = fmt::format("synth-{}-{}", r.shape, r.arch);
   BpeVocab vocab = make_synthetic_bpe_vocab(static_cast<int32_t>(c.vocab_size), r.seed);
-  c.vocab_size += kSmolVlmAddedTokens;
+  c.vocab_size += internvl ? kInternVlAddedTokens : kSmolVlmAddedTokens;
   int32_t image_id = -1;
-  for (const auto& tok : smolvlm_special_tokens()) {
-    if (tok == "<image>") image_id = static_cast<int32_t>(vocab.tokens.size());
+  for (const auto& tok : internvl ? internvl_special_tokens() : smolvlm_special_tokens()) {
+    if (tok == (internvl ? "<IMG_CONTEXT>" : "<image>")) image_id = static_cast<int32_t>(vocab.tokens.size());
     vocab.tokens.push_back(tok);
     vocab.types.push_back(TokenType::kUserDefined);
   }
@@ -249,26 +271,35 @@ SynthResult write_synth_smolvlm(const SynthRequest& r) {
     vocab.tokens.push_back(fmt::format("<|unused_{}|>", i));
     vocab.types.push_back(TokenType::kUnused);
   }
-  vocab.chat_template = kSmolVlmTemplate;
-  const VisionTower tower = synth_vision_tower(r.shape, c, image_id, r.seed);
+  vocab.chat_template = internvl ? kInternVlTemplate : kSmolVlmTemplate;
+  const VisionTower tower = synth_vision_tower(r.shape, c, image_id, r.seed, family);
   for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
   for (const auto& spec : vision_tower_weights(tower.config)) res.parameters += shape_numel(spec.shape);
   write_hf_model(r.out, c, synth_weights(c, r.seed), DType::kF32, &vocab, uint64_t{2} << 30, &tower);
   const int64_t tile = tower.config.image_size;
-  const nlohmann::json processor = {{"do_convert_rgb", true},
-                                    {"do_image_splitting", true},
-                                    {"do_normalize", true},
-                                    {"do_pad", true},
-                                    {"do_rescale", true},
-                                    {"do_resize", true},
-                                    {"image_mean", {0.5, 0.5, 0.5}},
-                                    {"image_processor_type", "SmolVLMImageProcessor"},
-                                    {"image_std", {0.5, 0.5, 0.5}},
-                                    {"max_image_size", {{"longest_edge", tile}}},
-                                    {"processor_class", "SmolVLMProcessor"},
-                                    {"resample", 1},
-                                    {"rescale_factor", 1.0 / 255.0},
-                                    {"size", {{"longest_edge", 2 * tile}}}};
+  nlohmann::json processor = {{"do_convert_rgb", true}, {"do_normalize", true}, {"do_rescale", true},
+                              {"do_resize", true},      {"rescale_factor", 1.0 / 255.0}};
+  if (internvl) {
+    processor.update({{"crop_to_patches", false},  // as InternVL3-hf ships it: its processor tiles anyway
+                      {"image_mean", {0.485, 0.456, 0.406}},
+                      {"image_processor_type", "GotOcr2ImageProcessor"},
+                      {"image_std", {0.229, 0.224, 0.225}},
+                      {"max_patches", 6},
+                      {"min_patches", 1},
+                      {"processor_class", "InternVLProcessor"},
+                      {"resample", 3},
+                      {"size", {{"height", tile}, {"width", tile}}}});
+  } else {
+    processor.update({{"do_image_splitting", true},
+                      {"do_pad", true},
+                      {"image_mean", {0.5, 0.5, 0.5}},
+                      {"image_processor_type", "SmolVLMImageProcessor"},
+                      {"image_std", {0.5, 0.5, 0.5}},
+                      {"max_image_size", {{"longest_edge", tile}}},
+                      {"processor_class", "SmolVLMProcessor"},
+                      {"resample", 1},
+                      {"size", {{"longest_edge", 2 * tile}}}});
+  }
   write_file_atomic(r.out / "preprocessor_config.json", processor.dump(2) + "\n");
   res.checkpoint = r.out;
   res.tokenizer = r.out / "tokenizer.json";
@@ -279,7 +310,8 @@ SynthResult write_synth_smolvlm(const SynthRequest& r) {
 
 SynthResult write_synth_model(const SynthRequest& r) {
   if (r.out.empty()) throw_input_error("--out: an output path is required");
-  if (r.arch == "smolvlm") return write_synth_smolvlm(r);
+  if (r.arch == "smolvlm") return write_synth_vision_language(r, VisionFamily::kSmolVlm);
+  if (r.arch == "internvl3") return write_synth_vision_language(r, VisionFamily::kInternVl);
   SynthResult res;
   res.config = synth_config(r.shape, r.arch);
   const ModelConfig& c = res.config;

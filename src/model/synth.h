@@ -34,18 +34,23 @@ void set_gemma4_features(ModelConfig& c);
 WeightSource synth_weights(const ModelConfig& config, uint64_t seed);
 Tensor synth_tensor(const WeightSpec& spec, uint64_t seed);
 
-// A SmolVLM-style vision tower for a text decoder of `text`: "tiny" gets a tiny one (tiles of
-// 64 pixels, patches of 16, 4 tokens per tile), every other shape SmolVLM-500M's tower (SigLIP
-// base, tiles of 512, patch 16, scale factor 4: 64 tokens per tile). Weights as synth_tensor
-// draws them (norm weights around 1); image_token_id as given.
-VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text, int32_t image_token_id, uint64_t seed);
+// A vision tower of `family` for a text decoder of `text`: "tiny" gets a tiny one (4 tokens per
+// tile: SmolVLM tiles of 64 pixels in patches of 16, InternVL tiles of 56 in patches of 14),
+// every other shape the real tower (SmolVLM-500M's SigLIP base: tiles of 512, patch 16, scale 4,
+// 64 tokens; InternVL3-1B's InternViT-300M: tiles of 448, patch 14, scale 2, 256 tokens). Weights
+// as synth_tensor draws them (norm weights around 1, InternVL's layer scales around 0.1);
+// image_token_id as given.
+VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text, int32_t image_token_id, uint64_t seed,
+                               VisionFamily family = VisionFamily::kSmolVlm);
 // The special tokens SmolVLM's vocabulary adds: <fake_token_around_image>, <image>,
 // <global-img>, <end_of_utterance>, <row_R_col_C> for R, C in 1..6.
 std::vector<std::string> smolvlm_special_tokens();
+// InternVL's: <img>, </img>, <IMG_CONTEXT>, <quad>, </quad>, <ref>, </ref>, <box>, </box>.
+std::vector<std::string> internvl_special_tokens();
 
 struct SynthRequest {
   std::string shape = "tiny";
-  std::string arch = "llama";      // an architecture, or "smolvlm" (a vision-language folder, hf only)
+  std::string arch = "llama";      // an architecture, or smolvlm / internvl3 (vision-language folders, hf only)
   std::string format = "gguf";     // gguf | hf | llama2c
   std::string weight_type = "f32"; // gguf: f32 | f16 | q8_0 | q4_0; other formats: f32
   uint64_t seed = 0;

@@ -19,6 +19,7 @@
 #include "options/validate.h"
 #include "orchestrator/eval_request.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/report_figures.h"
 #include "quant/encoding_set.h"
 #include "quant/qdq_executor.h"
 #include "runtime/artifact_dir.h"
@@ -142,10 +143,6 @@ nlohmann::json db(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0);
 }
 
-std::string figure(const nlohmann::json& v, const char* unit = "") {
-  return v.is_number() ? fmt::format("{:.3f}{}", v.get<double>(), unit) : std::string("n/a");
-}
-
 // The sides present, as sources of the comparison, float first (the SQNR reference).
 std::vector<LogitsSource> sources_of(Sides& s, std::vector<size_t>& index) {
   std::vector<LogitsSource> out;
@@ -193,8 +190,8 @@ nlohmann::json tasks_eval(Sides& sides, const Tokenizer& tokenizer, const EvalRe
     }
     j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     log::info("tasks_eval {}: {} window(s) of {} tokens ({} predicted); perplexity float {}, QDQ {}, program {}",
-              task.name, c.windows, W, c.predicted_tokens, figure(j["perplexity_float"]), figure(j["perplexity_qdq"]),
-              figure(j["perplexity_program"]));
+              task.name, c.windows, W, c.predicted_tokens, figure_text(j["perplexity_float"]), figure_text(j["perplexity_qdq"]),
+              figure_text(j["perplexity_program"]));
     all[task.name] = std::move(j);
   }
   return all;
@@ -233,7 +230,7 @@ nlohmann::json sqnr_eval(Sides& sides, const Tokenizer& tokenizer, const std::ve
   j["predicted_tokens"] = c.predicted_tokens;
   j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log::info("sqnr_eval: logits SQNR vs float over {} prompt token(s): QDQ {}, program {}", c.logits_rows,
-            figure(j["sqnr_db_qdq"], " dB"), figure(j["sqnr_db_program"], " dB"));
+            figure_text(j["sqnr_db_qdq"], " dB"), figure_text(j["sqnr_db_program"], " dB"));
   return j;
 }
 

@@ -58,7 +58,7 @@ struct SessionSource {
   nlohmann::json compiled_options;  // the options the programs were compiled with (manifest), or null
   // A vision-language model's encoder, its image processor's settings and its image token.
   std::unique_ptr<ImageEncoder> image_encoder;
-  std::filesystem::path image_processor;
+  std::optional<ImageProcessing> image_processing;
   int32_t image_token_id = -1;
 };
 
@@ -97,13 +97,15 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   if (auto vision = dir.artifacts.find(ArtifactKey::kVisionEncoder); vision != dir.artifacts.end()) {
     auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(vision->second, dir.checksum_of(vision->second)));
     const auto token = runner->constant_int("get_image_token_id");
-    if (!token) throw_input_error("{}: no get_image_token_id constant", vision->second.string());
+    const auto family = runner->program().constant_string("get_vision_family");
+    if (!token || !family)
+      throw_input_error("{}: no get_image_token_id or get_vision_family constant", vision->second.string());
     if (!dir.image_processor_path)
       throw_input_error("{}: a vision_encoder artifact but no image_processor (preprocessor_config.json)",
                         (dir.dir / "manifest.json").string());
     s.image_token_id = static_cast<int32_t>(*token);
+    s.image_processing.emplace(vision_family_from_name(*family, vision->second.string()), *dir.image_processor_path);
     s.image_encoder = std::make_unique<ImageEncoder>(std::move(runner));
-    s.image_processor = *dir.image_processor_path;
   }
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
     s.compiled_options = dir.manifest["options"];
@@ -134,7 +136,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   const auto& vision = in.model->vision;
   if (vision) {
     s.image_encoder = make_graph_image_encoder(vision);
-    s.image_processor = vision->processor_config;
+    s.image_processing.emplace(vision->config.family, vision->processor_config);
     s.image_token_id = vision->config.image_token_id;
   }
   // Image features replace token embeddings: the static graphs with the embedding as its own step.
@@ -207,7 +209,7 @@ class Inference final : public InferenceStrategy {
         throw_input_error("--image_path: {} is a text-only model (no vision encoder{})", src.program,
                           programs ? " among its artifacts" : "");
       const auto i0 = Clock::now();
-      g.images = prompt_images(images, *src.image_encoder, src.image_processor, src.image_token_id);
+      g.images = prompt_images(images, *src.image_encoder, *src.image_processing, src.image_token_id);
       image_ms = std::chrono::duration<double, std::milli>(Clock::now() - i0).count();
       notes["images"] = images.size();
       notes["image_ms"] = image_ms;

@@ -70,7 +70,8 @@ const std::vector<DecoderModelSpec>& table() {
     // SmolLM2-360M's shape with the 128 tokens SmolVLM adds (a SmolVLM folder: its text_config).
     v.push_back(supported("smolvlm_500m_instruct", "smolvlm", A::kLlama, 960, 32, 15, 5, 49280, C::kSmolVlm, bpe,
                           "smolvlm_500m_instruct"));
-    v.push_back(unsupported("internvl3_1b", "internvl3", "vision-language model (vision encoder)"));
+    // Qwen2.5-0.5B's shape with InternVL's tokens (an InternVL folder: its text_config).
+    v.push_back(supported("internvl3_1b", "internvl3", A::kQwen2, 896, 24, 14, 2, 151674, C::kChatML, bpe, "internvl3_1b"));
     v.push_back(supported("gemma4-e2b", "gemma4", A::kGemma4, 1536, 35, 8, 1, 262144, C::kGemma4, bpe, "gemma4-e2b"));
     return v;
   }();

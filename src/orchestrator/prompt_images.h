@@ -4,18 +4,18 @@
 // as the model's processor spells it.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "llm/generation.h"
 #include "llm/image_encoder.h"
+#include "orchestrator/image_processing.h"
 
 namespace genai::orchestrator {
 
-// InputError naming the file for an unreadable image, and naming the processor config when its
-// tile size is not the encoder's.
-PromptImages prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder,
-                           const std::filesystem::path& processor_config, int32_t image_token_id);
+// InputError naming the file for an unreadable image, and naming the processor when its tile
+// size is not the encoder's.
+PromptImages prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder, const ImageProcessing& processing,
+                           int32_t image_token_id);
 
 }  // namespace genai::orchestrator

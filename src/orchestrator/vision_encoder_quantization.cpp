@@ -9,7 +9,7 @@
 #include "graph/interpreter.h"
 #include "graph/vision_encoder_graph.h"
 #include "media/image_file.h"
-#include "media/smolvlm_image_processor.h"
+#include "orchestrator/image_processing.h"
 #include "quant/encoder_quantization.h"
 #include "quant/qdq_executor.h"
 
@@ -22,7 +22,8 @@ constexpr size_t kMaxCalibrationTiles = 8;
 pipeline::Metadata vision_metadata(const VisionTowerConfig& c) {
   return {{"get_image_token_id", static_cast<int64_t>(c.image_token_id)},
           {"get_tokens_per_image", c.tokens_per_image()},
-          {"get_image_size", c.image_size}};
+          {"get_image_size", c.image_size},
+          {"get_vision_family", std::string(vision_family_name(c.family))}};
 }
 
 // Three deterministic pictures a tower sees something of: smooth colour gradients, hard edges
@@ -77,7 +78,7 @@ VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> m
                                                   const std::vector<std::string>& image_paths) {
   const auto t0 = std::chrono::steady_clock::now();
   const VisionTower& tower = *model->vision;
-  const media::SmolVlmImageConfig config = media::read_smolvlm_image_config(tower.processor_config);
+  const ImageProcessing processing(tower.config.family, tower.processor_config);
   VisionEncoderQuantization r{float_vision_encoder_bundle(*model), "", 0, 0.0, 0.0, ""};
   std::vector<media::RgbImage> images;
   if (image_paths.empty()) {
@@ -90,7 +91,7 @@ VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> m
   const int64_t M = tower.config.image_size, values = tower.config.channels * M * M;
   std::vector<graph::TensorMap> samples;
   for (const auto& image : images) {
-    const media::ProcessedImage p = media::preprocess_smolvlm(image, config);
+    const media::ProcessedImage p = processing.process(image);
     if (p.tile_height != M || p.tile_width != M)
       throw_input_error("{}: tiles of {} x {} for a vision encoder of {} x {}", tower.processor_config.string(), p.tile_height,
                         p.tile_width, M, M);

@@ -140,6 +140,11 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     r.name = "16a8w (smolvlm_500m_instruct default)";
     return r;
   }
+  if (n.find("internvl") != std::string::npos) {  // likewise InternVL3's
+    Recipe r = recipe_from_spelling("16a8w");
+    r.name = "16a8w (internvl3_1b default)";
+    return r;
+  }
   if ((n.find("llama") != std::string::npos && n.find("3.2") != std::string::npos) || (n_layers == 16 && dim == 2048)) {
     Recipe r = recipe_from_spelling("16a4w_block:32");
     r.name = "16a4w_block:32 (llama3_2-1b default)";

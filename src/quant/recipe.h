@@ -68,7 +68,7 @@ Recipe recipe_from_choice(const options::QuantRecipeChoice& choice);
 // 16a4w_block:64 (v projections 16a8w); smollm3 16a4w_block:32 (q/k/v 16a8w);
 // phi-4-mini 16a4w_block:16 (v projections 8a4w); gemma-2b and gemma3-1b 16a4w_block:64,
 // gemma2-2b 16a4w_block:32 (v projections 16a8w); gemma4-e2b 16a4w_block:64 with a 16-bit KV
-// cache; glm-1_5b 16a4w_block:32; smolvlm's decoder 16a8w; anything else 16a8w.
+// cache; glm-1_5b 16a4w_block:32; smolvlm's and internvl3's decoders 16a8w; anything else 16a8w.
 Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim);
 // `recipe` as it applies to a model of `config`: an integer recipe keeps a 16-bit KV cache where
 // the model asks for one (ModelConfig::wide_kv_cache), its name saying so.

@@ -302,4 +302,11 @@ std::optional<double> ProgramInstance::constant_double(std::string_view name) co
   throw_input_error("{}: constant method {} does not return a number", path_.string(), name);
 }
 
+std::optional<std::string> ProgramInstance::constant_string(std::string_view name) const {
+  const auto v = constant(name);
+  if (!v) return std::nullopt;
+  if (const auto* str = std::get_if<pte::String>(&*v)) return str->value;
+  throw_input_error("{}: constant method {} does not return a string", path_.string(), name);
+}
+
 }  // namespace genai::runtime

@@ -42,6 +42,7 @@ class ProgramInstance {
   std::optional<pte::Value> constant(std::string_view name) const;
   std::optional<int64_t> constant_int(std::string_view name) const;    // Int or Bool
   std::optional<double> constant_double(std::string_view name) const;  // Double or Int
+  std::optional<std::string> constant_string(std::string_view name) const;
   // Every output of a constant method (a list method has several); empty when absent.
   std::vector<pte::Value> constant_list(std::string_view name) const;
 

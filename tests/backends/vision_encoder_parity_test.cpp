@@ -1,8 +1,9 @@
-// The vision encoder compiled for the HTP (our payload) against its QDQ reference: a SmolVLM-style
-// tower (patches cut by reshape + transpose, learned positions gathered by constant ids, pre-LN
-// layers with biased attention and tanh GELU, post LayerNorm, pixel shuffle, projection),
-// quantized 16a8w on random tiles, executed on integer pixels: every feature code equal to the
-// reference's, with scalar and with SIMD kernels.
+// The vision encoder compiled for the HTP (our payload) against its QDQ reference, for each family:
+// SmolVLM's tower (patches cut by reshape + transpose, learned positions gathered by constant ids,
+// pre-LN layers with biased attention and tanh GELU, post LayerNorm, pixel shuffle, projection)
+// and InternVL's (a CLS token concatenated ahead, exact GELU, layer scales folded, the CLS row
+// sliced off, the LayerNorm-MLP projector), quantized 16a8w on random tiles, executed on integer
+// pixels: every feature code equal to the reference's, with scalar and with SIMD kernels.
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
@@ -14,9 +15,11 @@
 namespace genai::backends_testing {
 namespace {
 
-TEST(VisionEncoderParity, ScalarAndSimdFeatureCodesEqualTheQdqReference) {
+class VisionEncoderParity : public ::testing::TestWithParam<VisionFamily> {};
+
+TEST_P(VisionEncoderParity, ScalarAndSimdFeatureCodesEqualTheQdqReference) {
   const ModelConfig text = synth_config("tiny", "llama");
-  const auto tower = std::make_shared<const VisionTower>(synth_vision_tower("tiny", text, 7, 5));
+  const auto tower = std::make_shared<const VisionTower>(synth_vision_tower("tiny", text, 7, 5, GetParam()));
   const auto g = graph::build_vision_encoder_graph(tower);
   const int64_t M = tower->config.image_size;
   std::mt19937 rng(3);
@@ -54,6 +57,9 @@ TEST(VisionEncoderParity, ScalarAndSimdFeatureCodesEqualTheQdqReference) {
     EXPECT_EQ(compared, 3 * tower->config.tokens_per_image() * text.dim);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, VisionEncoderParity, ::testing::Values(VisionFamily::kSmolVlm, VisionFamily::kInternVl),
+                         [](const auto& info) { return std::string(vision_family_name(info.param)); });
 
 }  // namespace
 }  // namespace genai::backends_testing

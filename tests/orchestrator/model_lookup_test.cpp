@@ -77,7 +77,8 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
                           Family{"codegen2_1b", Architecture::kCodeGen, ChatFormat::kNone, "16a8w", ""},
                           Family{"gemma4-e2b", Architecture::kGemma4, ChatFormat::kGemma4, "16a4w_block:64", ""},
                           // SmolVLM's decoder (SmolLM2-360M); its vision encoder has its own 16a8w
-                          Family{"smolvlm_500m_instruct", Architecture::kLlama, ChatFormat::kSmolVlm, "16a8w", ""}}) {
+                          Family{"smolvlm_500m_instruct", Architecture::kLlama, ChatFormat::kSmolVlm, "16a8w", ""},
+                          Family{"internvl3_1b", Architecture::kQwen2, ChatFormat::kChatML, "16a8w", ""}}) {
     SCOPED_TRACE(f.name);
     const auto* s = find_decoder_model(f.name);
     ASSERT_NE(s, nullptr);
@@ -94,7 +95,7 @@ TEST(ModelLookup, NativeEntriesMapToArchitectureChatTokenizerAndRecipe) {
   }
   size_t native = 0;
   for (const auto& s : decoder_model_table()) native += s.unsupported.empty();
-  EXPECT_EQ(native, 19u);
+  EXPECT_EQ(native, 20u);
   // Gemma 4 keeps a 16-bit KV cache under any integer recipe (upstream's recipe for it has no 8-bit KV).
   ModelConfig g4;
   g4.wide_kv_cache = true;
@@ -149,10 +150,10 @@ TEST(ModelLookup, MismatchNamesBothSidesAndEveryDifference) {
 TEST(ModelLookup, UnsupportedAndUnknownNamesAreBadInput) {
   const ModelConfig c = shape_of(*find_decoder_model("smollm2_135m"));
   try {
-    resolve_model("internvl3_1b", c, "g.gguf", ChatFormat::kNone, "");
+    resolve_model("granite_speech_3_3-2b", c, "g.gguf", ChatFormat::kNone, "");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("internvl3_1b is not built natively"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("granite_speech_3_3-2b is not built natively"), std::string::npos) << e.what();
   }
   try {
     resolve_model("gpt5", c, "g.gguf", ChatFormat::kNone, "");

@@ -1,5 +1,6 @@
-// A vision-language model through `genai pipeline` and `genai run`: a SmolVLM folder `genai synth
-// --arch smolvlm` writes, two PNG images. The artifact map holds exactly its three keys
+// Vision-language models through `genai pipeline` and `genai run`: the SmolVLM and InternVL3
+// folders `genai synth --arch smolvlm|internvl3` writes, two PNG images. The artifact map holds
+// exactly their three keys
 // (text_decoder, tok_embedding, vision_encoder), the vision encoder is quantized on the images with
 // its own recipe, the programs run from the artifact dir (`genai run -a`, `--pre_gen_pte`) with the
 // pipeline's tokens, and bad image inputs exit 2 naming the file or option.
@@ -18,11 +19,11 @@
 namespace genai::testing {
 namespace {
 
-struct SmolVlmFixture {
+struct VlmFixture {
   TempDir dir;
-  std::string model = dir.file("smolvlm"), first = dir.file("a.png"), second = dir.file("b.png");
-  SmolVlmFixture() {
-    const auto s = run_genai({"synth", "--arch", "smolvlm", "--format", "hf", "--seed", "0", "--out", model});
+  std::string model = dir.file("model"), first = dir.file("a.png"), second = dir.file("b.png");
+  explicit VlmFixture(const std::string& arch = "smolvlm") {
+    const auto s = run_genai({"synth", "--arch", arch, "--format", "hf", "--seed", "0", "--out", model});
     EXPECT_EQ(s.exit_code, 0) << s.err;
     write_test_png(first, 90, 70, 1);
     write_test_png(second, 40, 100, 2);
@@ -37,8 +38,10 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
   return a;
 }
 
-TEST(VisionPipeline, SmolVlmRunsEndToEndWithExactlyItsThreeArtifacts) {
-  SmolVlmFixture f;
+class VisionPipelineFamilies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VisionPipelineFamilies, RunsEndToEndWithExactlyItsThreeArtifacts) {
+  VlmFixture f(GetParam());
   const std::string art = f.dir.file("art");
   const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "-a", art,
                                                     "--max_seq_len", "128", "--image_path", f.first, f.second} +
@@ -54,8 +57,9 @@ TEST(VisionPipeline, SmolVlmRunsEndToEndWithExactlyItsThreeArtifacts) {
   // 16a8w on the random tiny tower (measured: 40-42 dB on these tiles).
   EXPECT_GT(vision["sqnr_db"].get<double>(), 30.0);
   EXPECT_EQ(j["stats"]["images"], 2);
-  // 90 x 70 -> 128 x 100 -> 2 x 2 tiles + the whole image; 40 x 100 -> 1 x 2 + 1: 8 tiles of 4 tokens.
-  EXPECT_EQ(j["stats"]["image_tiles"], 8);
+  // SmolVLM: 90 x 70 -> 128 x 100 -> 2 x 2 tiles + the whole image; 40 x 100 -> 1 x 2 + 1.
+  // InternVL (grids of up to 6 tiles): 90 x 70 -> 3 x 2 + the whole image; 40 x 100 -> 1 x 3 + 1.
+  EXPECT_EQ(j["stats"]["image_tiles"], GetParam() == "smolvlm" ? 8 : 11);
   EXPECT_GT(j["stats"]["prompt_tokens"].get<int64_t>(), 8 * 4);
   const auto tokens = j["tokens"];
   ASSERT_EQ(tokens.size(), 6u);
@@ -75,8 +79,11 @@ TEST(VisionPipeline, SmolVlmRunsEndToEndWithExactlyItsThreeArtifacts) {
   EXPECT_LT(nlohmann::json::parse(text_only.out)["prompt_tokens"].get<int64_t>(), j["stats"]["prompt_tokens"].get<int64_t>());
 }
 
+INSTANTIATE_TEST_SUITE_P(Families, VisionPipelineFamilies, ::testing::Values("smolvlm", "internvl3"),
+                         [](const auto& info) { return info.param; });
+
 TEST(VisionPipeline, BadImageInputsExitTwoNamingTheFileOrOption) {
-  SmolVlmFixture f;
+  VlmFixture f;
   write_file(f.dir.file("notes.png"), "not pixels");
   for (const std::string& bad : {f.dir.file("absent.png"), f.dir.file("notes.png")}) {
     const auto r = run_genai(std::vector<std::string>{"run", "--checkpoint", f.model, "--image_path", bad} + f.generation());
@@ -99,7 +106,7 @@ TEST(VisionPipeline, BadImageInputsExitTwoNamingTheFileOrOption) {
 // The float model (`genai run --checkpoint`) takes images too: its encoder and decoder graphs on
 // the interpreter, as the parity test checks them against transformers.
 TEST(VisionPipeline, FloatCheckpointTakesImages) {
-  SmolVlmFixture f;
+  VlmFixture f;
   const auto r = run_genai(std::vector<std::string>{"run", "--checkpoint", f.model, "--image_path", f.first} + f.generation());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);

@@ -1,9 +1,9 @@
-// SmolVLM against transformers: tests/python/smolvlm_reference.py builds a tiny random-weight
-// SmolVLM (every tensor perturbed, so no norm is 1 and no bias 0), saves it with its image
-// processor's settings, and writes an image, the connector's features of its tiles and the logits
-// of a token sequence whose <image> tokens take them. Our loader, image processor, vision
-// encoder graph (float interpreter) and the decoder session with replaced embeddings must agree:
-// features and logits within 1e-4 of their largest magnitude.
+// Vision-language models against transformers: tests/python/vlm_reference.py builds a tiny
+// random-weight SmolVLM or InternVL (every tensor perturbed, so no norm is 1, no bias 0, no layer
+// scale 0.1), saves it with its image processor's settings, and writes an image, the connector's
+// features of its tiles and the logits of a token sequence whose image tokens take them. Our
+// loader, image processor, vision encoder graph (float interpreter) and the decoder session with
+// replaced embeddings must agree: features and logits within 1e-4 of their largest magnitude.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,8 +16,8 @@
 #include "llm/graph_decoder.h"
 #include "llm/image_embeddings.h"
 #include "media/image_file.h"
-#include "media/smolvlm_image_processor.h"
 #include "model/model.h"
+#include "orchestrator/image_processing.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/test_requirements.h"
@@ -43,9 +43,11 @@ double relative_to_largest(const std::vector<float>& got, const std::vector<floa
   return largest > 0.0 ? diff / largest : diff;
 }
 
-TEST(SmolVlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
+class VlmParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   testing::TempDir dir;
-  const auto ref = testing::run_process({"python3", testing::python_script("smolvlm_reference.py"), dir.path()});
+  const auto ref = testing::run_process({"python3", testing::python_script("vlm_reference.py"), GetParam(), dir.path()});
   GENAI_REQUIRE_AVAILABLE(ref.exit_code == 0, "transformers + torch (scripts/install_deps.sh --test): " + ref.err);
   const auto cs = nlohmann::json::parse(testing::read_text(dir.file("case.json")));
 
@@ -58,11 +60,10 @@ TEST(SmolVlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   EXPECT_EQ(vc.tokens_per_image(), cs["tokens_per_tile"].get<int64_t>());
   EXPECT_EQ(vc.text_dim, cs["text_hidden"].get<int64_t>());
 
-  const media::ProcessedImage image = media::preprocess_smolvlm(
-      media::read_image(dir.file("image.png")), media::read_smolvlm_image_config(model->vision->processor_config));
+  EXPECT_EQ(vision_family_name(vc.family), GetParam());
+  const orchestrator::ImageProcessing processing(vc.family, model->vision->processor_config);
+  const media::ProcessedImage image = processing.process(media::read_image(dir.file("image.png")));
   ASSERT_EQ(image.tiles(), cs["tiles"].get<int64_t>());
-  EXPECT_EQ(image.rows, cs["rows"].get<int64_t>());
-  EXPECT_EQ(image.cols, cs["cols"].get<int64_t>());
 
   const auto encoder = graph::build_vision_encoder_graph(model->vision);
   const int64_t tile_values = 3 * vc.image_size * vc.image_size;
@@ -86,7 +87,8 @@ TEST(SmolVlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   const auto rows = image_embedding_rows(tokens, vc.image_token_id, features, vc.text_dim);
   const double logit_error = relative_to_largest(session->forward_all(tokens, rows), read_f32_file(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
-  std::printf("SmolVLM parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", feature_error, logit_error);
+  std::printf("%s parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", GetParam().c_str(),
+              feature_error, logit_error);
 
   // Without the features the logits differ: the replacement is what makes them agree.
   session->reset();
@@ -96,6 +98,9 @@ TEST(SmolVlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   extra.push_back(vc.image_token_id);
   EXPECT_THROW(image_embedding_rows(extra, vc.image_token_id, features, vc.text_dim), InputError);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, VlmParity, ::testing::Values("smolvlm", "internvl"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace genai

@@ -1,7 +1,7 @@
-// A SmolVLM prompt with images, as the generation loop builds it, against transformers
-// (tests/python/smolvlm_prompt_reference.py: the model's chat template with image items, the
-// image processor's tile grids, SmolVLMProcessor's expansion, the tokenizer): the same token ids,
-// and the encoder's feature rows replace exactly the <image> tokens, in order.
+// A vision-language prompt with images (SmolVLM, InternVL), as the generation loop builds it,
+// against transformers (tests/python/vlm_prompt_reference.py: the model's chat template with image
+// items, the image processor's tiles, the processor's expansion, the tokenizer): the same token
+// ids, and the encoder's feature rows replace exactly the image tokens, in order.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -42,25 +42,28 @@ class RecordingSession : public DecoderSession {
   std::vector<float> logits_;
 };
 
-TEST(SmolVlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) {
+class VlmPrompt : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) {
   testing::TempDir dir;
-  const std::string model_dir = dir.file("smolvlm");
-  ASSERT_EQ(testing::run_genai({"synth", "--arch", "smolvlm", "--format", "hf", "--out", model_dir}).exit_code, 0);
+  const std::string model_dir = dir.file("model");
+  ASSERT_EQ(testing::run_genai({"synth", "--arch", GetParam(), "--format", "hf", "--out", model_dir}).exit_code, 0);
   testing::write_test_png(dir.file("wide.png"), 150, 60, 1);
   testing::write_test_png(dir.file("tall.png"), 30, 90, 2);
-  const auto ref = testing::run_process({"python3", testing::python_script("smolvlm_prompt_reference.py"), model_dir,
+  const auto ref = testing::run_process({"python3", testing::python_script("vlm_prompt_reference.py"), model_dir,
                                          dir.file("ref.json"), dir.file("wide.png"), dir.file("tall.png")});
   GENAI_REQUIRE_AVAILABLE(ref.exit_code == 0, "transformers + num2words (scripts/install_deps.sh --test): " + ref.err);
   const auto want = nlohmann::json::parse(testing::read_text(dir.file("ref.json")));
 
   const auto model = std::make_shared<const Model>(load_model(model_dir));
   ASSERT_TRUE(model->vision && model->tokenizer);
-  EXPECT_EQ(model->chat_format, ChatFormat::kSmolVlm);
+  EXPECT_EQ(model->chat_format, GetParam() == "smolvlm" ? ChatFormat::kSmolVlm : ChatFormat::kChatML);
   auto encoder = make_graph_image_encoder(model->vision);
   GenerationOptions o;
   o.max_new_tokens = 0;
-  o.images = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder,
-                                         model->vision->processor_config, model->vision->config.image_token_id);
+  const orchestrator::ImageProcessing processing(model->vision->config.family, model->vision->processor_config);
+  o.images = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder, processing,
+                                         model->vision->config.image_token_id);
   EXPECT_EQ(o.images->tiles, want["tiles"].get<int64_t>());
   RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
   Conversation conversation(session, *model->tokenizer, model->chat_format, o);
@@ -74,6 +77,9 @@ TEST(SmolVlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens
   EXPECT_EQ(static_cast<int64_t>(image_positions.size()), o.images->tiles * model->vision->config.tokens_per_image());
   EXPECT_EQ(session.replaced_.rows, o.images->features);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, VlmPrompt, ::testing::Values("smolvlm", "internvl3"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace genai
