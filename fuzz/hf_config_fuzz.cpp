@@ -1,4 +1,5 @@
-// libFuzzer target: Hugging Face config.json -> ModelConfig. Anything but InputError is a finding.
+// libFuzzer target: Hugging Face config.json -> ModelConfig (and a vision-language config's
+// vision tower). Anything but InputError is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "fuzz/fuzz_files.h"
 #include "model/hf_config.h"
+#include "model/vision_tower.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto path = genai::fuzz::scratch_dir() / "config.json";
@@ -15,6 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   genai::ModelConfig c;
   try {
     c = genai::read_hf_config(path);
+    if (const auto top = genai::read_hf_config_json(path); genai::is_vision_language_config(top))
+      (void)genai::read_vision_tower_config(top, path.string());
   } catch (const genai::InputError&) {
     return 0;
   }

@@ -130,11 +130,7 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
     r.name = "16a8w (codegen2_1b default)";
     return r;
   }
-  if (n.find("smollm") != std::string::npos) {
-    Recipe r = recipe_from_spelling("16a8w");
-    r.name = "16a8w (smollm2 default)";
-    return r;
-  }
+  // Before smollm: a SmolVLM folder may name its SmolLM2 text model too.
   if (n.find("smolvlm") != std::string::npos) {  // the decoder of a SmolVLM (its encoder has its own recipe)
     Recipe r = recipe_from_spelling("16a8w");
     r.name = "16a8w (smolvlm_500m_instruct default)";
@@ -143,6 +139,11 @@ Recipe default_recipe(std::string_view model_name, int64_t n_layers, int64_t dim
   if (n.find("internvl") != std::string::npos) {  // likewise InternVL3's
     Recipe r = recipe_from_spelling("16a8w");
     r.name = "16a8w (internvl3_1b default)";
+    return r;
+  }
+  if (n.find("smollm") != std::string::npos) {
+    Recipe r = recipe_from_spelling("16a8w");
+    r.name = "16a8w (smollm2 default)";
     return r;
   }
   if ((n.find("llama") != std::string::npos && n.find("3.2") != std::string::npos) || (n_layers == 16 && dim == 2048)) {
