@@ -11,8 +11,6 @@
 namespace genai::graph {
 namespace {
 
-std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
-
 void check_options(const ModelConfig& c, const DecoderGraphOptions& o) {
   if (o.max_context_len < 2) throw_input_error("--max_context_len must be at least 2, got {}", o.max_context_len);
   if (o.mode == ModelMode::kHybrid) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,8 @@ bool op_kind_from_name(std::string_view name, OpKind* out);
 
 using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
 using Attrs = std::map<std::string, Attr>;
+// An int-list attribute value (shapes, permutations) spelled inline: ints({1, 2, 0}).
+inline std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
 
 struct TensorType {
   DType dtype = DType::kF32;

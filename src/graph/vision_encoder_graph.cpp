@@ -9,8 +9,6 @@
 namespace genai::graph {
 namespace {
 
-std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
-
 // InternVL's layer scales folded into the projections before them (s * (W x + b) = (s W) x + s b):
 // the graph then has no scale ops, only its weights differ. Other tensors are shared, not copied.
 std::shared_ptr<const Weights> folded_weights(const VisionTower& tower) {

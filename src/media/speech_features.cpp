@@ -51,7 +51,19 @@ SpeechFeatureConfig speech_feature_config(const nlohmann::json& j, const std::st
     else if (key == "n_mels" || key == "feature_size") c.n_mels = positive_int_field(v, origin, key);
     else if (key == "projector_window_size") c.projector_window_size = positive_int_field(v, origin, key);
     else if (key == "projector_downsample_rate") c.projector_downsample_rate = positive_int_field(v, origin, key);
-    else if (key == "padding_value") {
+    else if (key == "melspec_kwargs") {  // how transformers saves the spectrogram's settings
+      if (!v.is_object()) throw_input_error("{}: melspec_kwargs must be an object", origin);
+      for (const auto& [k, x] : v.items()) {
+        const std::string field = "melspec_kwargs." + k;
+        if (k == "sample_rate") c.sampling_rate = positive_int_field(x, origin, field);
+        else if (k == "n_fft") c.n_fft = positive_int_field(x, origin, field);
+        else if (k == "win_length") c.win_length = positive_int_field(x, origin, field);
+        else if (k == "hop_length") c.hop_length = positive_int_field(x, origin, field);
+        else if (k == "n_mels") c.n_mels = positive_int_field(x, origin, field);
+        else throw_input_error("{}: field '{}' is not handled (handled: sample_rate, n_fft, win_length, hop_length, n_mels)",
+                               origin, field);
+      }
+    } else if (key == "padding_value") {
       if (!v.is_number() || v.get<double>() != 0.0) throw_input_error("{}: padding_value {} is not handled (0)", origin, v.dump());
     } else if (key == "feature_extractor_type" || key == "processor_class") {
       const std::string name = v.is_string() ? v.get<std::string>() : std::string();

@@ -395,7 +395,8 @@ const char* wrapper_text_prefix(const json& j) {
   const std::string t = mt->get<std::string>();
   if (t == "gemma4") return "model.language_model.";
   if (t == "smolvlm" || t == "idefics3") return "model.text_model.";
-  if (t == "internvl") return "language_model.model.";  // as transformers saves it (its modules: model.language_model.)
+  // As transformers saves them (their modules name it model.language_model.).
+  if (t == "internvl" || t == "granite_speech") return "language_model.model.";
   return nullptr;
 }
 
@@ -404,13 +405,14 @@ const char* wrapper_text_prefix(const json& j) {
 std::vector<std::string> hf_text_tensor_names(const nlohmann::json& config, const std::string& canonical) {
   const char* prefix = wrapper_text_prefix(config);
   if (!prefix) return {canonical};
-  const bool internvl = config.value("model_type", "") == "internvl";
+  const std::string type = config.value("model_type", "");
+  const bool llava_layout = type == "internvl" || type == "granite_speech";  // language_model.{model.,lm_head}
   if (canonical.rfind("model.", 0) == 0) {
     std::vector<std::string> names{prefix + canonical.substr(6)};
-    if (internvl) names.push_back("model.language_model." + canonical.substr(6));
+    if (llava_layout) names.push_back("model.language_model." + canonical.substr(6));
     return names;
   }
-  if (internvl) return {"language_model." + canonical, canonical};  // lm_head.weight
+  if (llava_layout) return {"language_model." + canonical, canonical};  // lm_head.weight
   return {canonical};
 }
 

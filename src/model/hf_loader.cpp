@@ -75,6 +75,12 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     }
   }
 
+  if (is_speech_config(top)) {
+    m.speech = std::make_shared<const SpeechTower>(load_speech_tower(dir, top, ckpt));
+    // Granite Speech's head is its own (GraniteSpeechForConditionalGeneration.lm_head): the text
+    // model's logits_scaling, which GraniteForCausalLM divides by, is not applied.
+    c.logits_scaling = 1.0f;
+  }
   if (is_vision_language_config(top))
     m.vision = std::make_shared<const VisionTower>(load_vision_tower(dir, top, ckpt));
 

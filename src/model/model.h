@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/model_config.h"
+#include "model/speech_tower.h"
 #include "model/vision_tower.h"
 #include "model/weights.h"
 #include "tokenizer/chat_template.h"
@@ -26,6 +27,8 @@ struct Model {
   std::filesystem::path tokenizer_path;         // the file a runtime can load the tokenizer from
   // A vision-language checkpoint's vision tower and connector (SmolVLM); null for text-only models.
   std::shared_ptr<const VisionTower> vision;
+  // A speech model's audio encoder and projector (Granite Speech); null otherwise.
+  std::shared_ptr<const SpeechTower> speech;
 };
 
 struct LoadOptions {
