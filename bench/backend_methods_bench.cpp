@@ -57,7 +57,7 @@ void BM_Method(benchmark::State& state, const std::string& recipe, const std::st
   const compile::Backend* htp = compile::find_backend("htp");
   auto l = lower_and_init(*htp, name, q.bundles.at(pipeline::parse_graph_name(name)), target_for("SM8650", true));
   const graph::Graph& g = *q.graphs.at(name);
-  Call call = make_call(g, *l->exec, q.encodings.at(name).get(), smollm2_shaped_model()->config.vocab_size, 100, 1);
+  Call call = make_call(*l->exec, q.encodings.at(name).get(), smollm2_shaped_model()->config.vocab_size, 100, 1);
   execute(*l, call);  // warm-up
   for (auto _ : state) execute(*l, call);
   const int64_t ar = g.find_input("input_pos")->type.shape[1];

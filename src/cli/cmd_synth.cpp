@@ -16,7 +16,7 @@ CommandAction setup_synth(CLI::App& sub) {
   auto json_out = std::make_shared<bool>(false);
   sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b")
       ->capture_default_str();
-  sub.add_option("--arch", req->arch, "Architecture: " + supported_architectures() + "; or smolvlm, internvl3 (vision-language folders, --format hf)")->capture_default_str();
+  sub.add_option("--arch", req->arch, "Architecture: " + supported_architectures() + "; or smolvlm, internvl3, granite_speech (multimodal folders, --format hf)")->capture_default_str();
   sub.add_option("--format", req->format, "Checkpoint format: gguf, hf (folder), llama2c (.bin + tokenizer.bin)")
       ->capture_default_str();
   sub.add_option("--seed", req->seed, "Seed of the random weights and vocabulary")->capture_default_str();
@@ -30,7 +30,7 @@ CommandAction setup_synth(CLI::App& sub) {
     if (*json_out) {
       nlohmann::json j = {{"checkpoint", r.checkpoint.string()}, {"tokenizer", r.tokenizer.string()},
                           {"format", req->format},             {"shape", req->shape},
-                          {"arch", req->arch == "smolvlm" || req->arch == "internvl3" ? req->arch : std::string(architecture_name(r.config.arch))},
+                          {"arch", find_architecture(req->arch) ? std::string(architecture_name(r.config.arch)) : req->arch},
                           {"weight_type", req->weight_type},   {"seed", req->seed},
                           {"parameters", r.parameters}};
       std::printf("%s\n", j.dump().c_str());

@@ -68,7 +68,7 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   m["artifacts"] = artifacts;
   m["methods"] = methods;
   m["tokenizer"] = tokenizer ? nlohmann::json(tokenizer->file_name) : nlohmann::json(nullptr);
-  if (request.image_processor_path) m["image_processor"] = std::string(kImageProcessorFileName);
+  if (request.processor_path) m["processor"] = std::string(kProcessorFileName);
   m["soc_model"] = std::string(request.soc->name);
   m["backend"] = target::backend_type_name(request.backend_type);
   m["options"] = request.options;
@@ -101,8 +101,8 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
     record(dir / tokenizer->file_name, *MappedFile::open(dir / tokenizer->file_name));
     for (const auto& companion : tokenizer->companions) record(dir / companion, *MappedFile::open(dir / companion));
   }
-  if (request.image_processor_path) {
-    const auto file = result.manifest_path.parent_path() / kImageProcessorFileName;
+  if (request.processor_path) {
+    const auto file = result.manifest_path.parent_path() / kProcessorFileName;
     record(file, *MappedFile::open(file));
   }
   m["checksums"] = checksums;
@@ -123,6 +123,8 @@ pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
       return pipeline::ArtifactKey::kTokEmbedding;
     case pipeline::GraphName::kVisionEncoder:
       return pipeline::ArtifactKey::kVisionEncoder;
+    case pipeline::GraphName::kAudioEncoder:
+      return pipeline::ArtifactKey::kAudioEncoder;
   }
   throw_failure("compile: graph {} belongs to no artifact", static_cast<int>(graph));
 }
@@ -227,8 +229,10 @@ CompileResult compile_artifacts(const CompileRequest& request) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
       }
-    } else if (key == pipeline::ArtifactKey::kVisionEncoder) {
-      for (pte::Method& c : metadata_constant_methods(request.graphs.at(pipeline::GraphName::kVisionEncoder))) {
+    } else if (key == pipeline::ArtifactKey::kVisionEncoder || key == pipeline::ArtifactKey::kAudioEncoder) {
+      const auto graph = key == pipeline::ArtifactKey::kVisionEncoder ? pipeline::GraphName::kVisionEncoder
+                                                                     : pipeline::GraphName::kAudioEncoder;
+      for (pte::Method& c : metadata_constant_methods(request.graphs.at(graph))) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
       }
@@ -284,10 +288,10 @@ CompileResult compile_artifacts(const CompileRequest& request) {
     log::debug("tokenizer {}: {:.2f} s", tokenizer->file_name,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  if (request.image_processor_path) {
-    if (!request.graphs.count(pipeline::GraphName::kVisionEncoder))
-      throw_failure("compile: an image processor without a vision encoder");
-    write_file_atomic(stage / kImageProcessorFileName, MappedFile::open(*request.image_processor_path)->bytes());
+  if (request.processor_path) {
+    if (!request.graphs.count(pipeline::GraphName::kVisionEncoder) && !request.graphs.count(pipeline::GraphName::kAudioEncoder))
+      throw_failure("compile: a processor without a vision or audio encoder");
+    write_file_atomic(stage / kProcessorFileName, MappedFile::open(*request.processor_path)->bytes());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.manifest_path = stage / kManifestFileName;

@@ -35,9 +35,10 @@ struct CompileRequest {
   // is recorded with its checksum, `options` is the option set used (JSON object).
   std::optional<std::filesystem::path> tokenizer_path;
   std::optional<std::filesystem::path> checkpoint_path;
-  // A vision model's image processor settings (preprocessor_config.json), copied next to the
-  // programs and recorded in the manifest as "image_processor".
-  std::optional<std::filesystem::path> image_processor_path;
+  // A vision or speech model's processor settings (preprocessor_config.json: the image processor's
+  // or the feature extractor's), copied next to the programs and recorded in the manifest as
+  // "processor".
+  std::optional<std::filesystem::path> processor_path;
   nlohmann::json options = nlohmann::json::object();
   uint64_t params = 0;  // parameters of the source model (manifest "params"; 0: not recorded)
 };
@@ -74,10 +75,10 @@ CompileResult compile_artifacts(const CompileRequest& request);
 
 // manifest.json: {"format": "genai-artifacts", "version": 1, "artifacts": {key: file name},
 // "methods": {key: [names]}, "tokenizer": file name, "soc_model", "backend", "options": {...},
-// "source": {"path", "sha256"}, "image_processor": file name (vision models), "planned_bytes", "lower_bound_bytes", "params" (when known),
+// "source": {"path", "sha256"}, "processor": file name (vision and speech models), "planned_bytes", "lower_bound_bytes", "params" (when known),
 // "checksums": {file name: {"size", "chunked_xxh3_128" (core/chunked_digest.h)}} for every artifact
 // and the tokenizer}.
 inline constexpr std::string_view kManifestFileName = "manifest.json";
-inline constexpr std::string_view kImageProcessorFileName = "preprocessor_config.json";
+inline constexpr std::string_view kProcessorFileName = "preprocessor_config.json";
 
 }  // namespace genai::compile

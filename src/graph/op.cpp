@@ -83,6 +83,12 @@ double attr_float(const Attrs& attrs, const std::string& key) {
   return std::get<double>(*a);
 }
 
+Tensor index_range(int64_t n) {
+  Tensor ids = Tensor::zeros(DType::kI32, {1, n});
+  for (int64_t i = 0; i < n; ++i) ids.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
+  return ids;
+}
+
 const std::vector<int64_t>& attr_ints(const Attrs& attrs, const std::string& key) {
   const Attr* a = find_attr(attrs, key);
   if (!a || !std::holds_alternative<std::vector<int64_t>>(*a))

@@ -44,6 +44,9 @@ using Attr = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
 using Attrs = std::map<std::string, Attr>;
 // An int-list attribute value (shapes, permutations) spelled inline: ints({1, 2, 0}).
 inline std::vector<int64_t> ints(std::initializer_list<int64_t> v) { return std::vector<int64_t>(v); }
+// int32 [1, n] holding 0..n-1: the index operand of a Gather that reads every row of a table (a
+// learned table read that way is a quantized weight and its rows an activation).
+Tensor index_range(int64_t n);
 
 struct TensorType {
   DType dtype = DType::kF32;

@@ -1,6 +1,7 @@
 #include "graph/speech_encoder_graph.h"
 
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -165,7 +166,9 @@ std::shared_ptr<Graph> build_speech_encoder_graph(std::shared_ptr<const SpeechTo
   const int64_t Q = c.q_dim, nq = c.queries(), W = R / c.window, qh = Q / c.q_heads;
   const ValueId frames = op(OpKind::kMul, {h, frame_mask}, "projector.frames");
   const ValueId windows = op(OpKind::kReshape, {frames}, "projector.windows", {{"shape", ints({W, c.window, D})}});
-  const ValueId query = op(OpKind::kReshape, {weight("projector.query")}, "projector.query.rows", {{"shape", ints({1, nq, Q})}});
+  // The queries gathered from their table, as the vision encoder's learned positions.
+  const ValueId query = op(OpKind::kGather, {weight("projector.query"), constant("projector.query_ids", std::make_shared<const Tensor>(index_range(nq)))},
+                           "projector.query.rows");
   ValueId x = layer_norm(query, "projector.qformer.layernorm", "qformer.query.norm", c.q_norm_eps);
   const ValueId q_scale = constant("qformer.scale", filled({1}, static_cast<float>(1.0 / std::sqrt(static_cast<double>(qh)))));
   auto attention = [&](const std::string& p, const std::string& n, ValueId queries, ValueId keys, int64_t batch, int64_t nk) {
@@ -203,17 +206,25 @@ std::shared_ptr<Graph> build_speech_encoder_graph(std::shared_ptr<const SpeechTo
   return g;
 }
 
+int64_t speech_encoder_rows(const SpeechTowerConfig& c, double seconds) {
+  const int64_t unit = std::lcm(c.context, c.window), rows = static_cast<int64_t>(std::ceil(seconds * 50.0));
+  return std::max<int64_t>(1, (rows + unit - 1) / unit) * unit;
+}
+
 int64_t speech_encoder_capacity(const SpeechTowerConfig& c, int64_t rows) { return rows - c.conv_kernel / 2; }
 
 TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, const SpeechTowerConfig& c, int64_t R) {
-  if (clip.width != c.input_dim)
-    throw_input_error("audio encoder: feature rows of {} values, the encoder takes {}", clip.width, c.input_dim);
-  if (clip.rows > speech_encoder_capacity(c, R))
+  return speech_encoder_inputs(clip, c.input_dim, c.context, speech_encoder_capacity(c, R), R);
+}
+
+TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, int64_t input_dim, int64_t C, int64_t capacity, int64_t R) {
+  if (clip.width != input_dim)
+    throw_input_error("audio encoder: feature rows of {} values, the encoder takes {}", clip.width, input_dim);
+  if (clip.rows > capacity)
     throw_input_error("audio encoder: the clip gives {} feature rows ({:.1f} s), the encoder takes at most {} ({:.1f} s)",
-                      clip.rows, static_cast<double>(clip.rows) * 0.02, speech_encoder_capacity(c, R),
-                      static_cast<double>(speech_encoder_capacity(c, R)) * 0.02);
-  const int64_t C = c.context, blocks = R / C;
-  Tensor features = Tensor::zeros(DType::kF32, {1, R, c.input_dim});
+                      clip.rows, static_cast<double>(clip.rows) * 0.02, capacity, static_cast<double>(capacity) * 0.02);
+  const int64_t blocks = R / C;
+  Tensor features = Tensor::zeros(DType::kF32, {1, R, input_dim});
   std::copy(clip.values.begin(), clip.values.end(), features.mutable_data<float>());
   Tensor frame_mask = Tensor::zeros(DType::kF32, {1, R, 1});
   for (int64_t r = 0; r < clip.rows; ++r) frame_mask.mutable_data<float>()[r] = 1.0f;

@@ -31,11 +31,18 @@ inline constexpr std::string_view kAudioFeatures = "audio_features";
 std::shared_ptr<Graph> build_speech_encoder_graph(std::shared_ptr<const SpeechTower> tower, int64_t rows,
                                                   std::string name = std::string(kAudioEncoder));
 
+// The graph's rows for `seconds` of features (the extractor's rows are 20 ms apart): the smallest
+// multiple of the attention context and the projector window that holds them. A clip fills the
+// capacity below, a few rows less (Granite Speech: 600 rows, clips of up to 11.86 s).
+int64_t speech_encoder_rows(const SpeechTowerConfig& config, double seconds = 12.0);
 // The feature rows a clip may fill in a graph of `rows`: half a convolution kernel less, so its
 // rotations wrap zeros around.
 int64_t speech_encoder_capacity(const SpeechTowerConfig& config, int64_t rows);
 // The graph's inputs for one clip: its feature rows, zeros past them, and the masks. InputError
-// when the clip has more rows than the graph (naming both) or rows of another width.
+// when the clip has more rows than the graph can take (naming both) or rows of another width.
 TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, const SpeechTowerConfig& config, int64_t rows);
+// The same from the graph's own numbers (a compiled program's signature and constants).
+TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, int64_t input_dim, int64_t context, int64_t capacity,
+                                int64_t rows);
 
 }  // namespace genai::graph

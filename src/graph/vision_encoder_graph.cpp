@@ -31,12 +31,6 @@ std::shared_ptr<const Weights> folded_weights(const VisionTower& tower) {
   return w;
 }
 
-Tensor index_range(int64_t n) {
-  Tensor ids = Tensor::zeros(DType::kI32, {1, n});
-  for (int64_t i = 0; i < n; ++i) ids.mutable_data<int32_t>()[i] = static_cast<int32_t>(i);
-  return ids;
-}
-
 }  // namespace
 
 std::shared_ptr<Graph> build_vision_encoder_graph(std::shared_ptr<const VisionTower> tower, std::string name) {

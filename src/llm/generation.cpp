@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "llm/image_embeddings.h"
+#include "llm/media_embeddings.h"
 #include "llm/lookahead_decoding.h"
 
 namespace genai {
@@ -16,17 +16,18 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Each "<image>" placeholder of `text` replaced by its image's expansion, in order. InputError
-// when the text holds more placeholders than there are images (a prompt that spells one out).
-std::string expand_image_placeholders(const std::string& text, const PromptImages& images) {
+// Each placeholder of `text` replaced by its item's expansion, in order. InputError when the text
+// holds more placeholders than there are items (a prompt that spells one out).
+std::string expand_media_placeholders(const std::string& text, const PromptMedia& media) {
   std::string out;
-  size_t from = 0, image = 0;
-  for (size_t at; (at = text.find(images.placeholder, from)) != std::string::npos; from = at + images.placeholder.size()) {
-    if (image == images.expansions.size())
-      throw_input_error("--prompt: the conversation holds more {} placeholders than the {} image(s) of --image_path",
-                        images.placeholder, images.expansions.size());
+  size_t from = 0, item = 0;
+  for (size_t at; (at = text.find(media.placeholder, from)) != std::string::npos; from = at + media.placeholder.size()) {
+    if (item == media.expansions.size())
+      throw_input_error("--prompt: the conversation holds more {} placeholders than the {} item(s) of --image_path / "
+                        "--audio_path",
+                        media.placeholder, media.expansions.size());
     out.append(text, from, at - from);
-    out += images.expansions[image++];
+    out += media.expansions[item++];
   }
   return out + text.substr(from);
 }
@@ -34,10 +35,10 @@ std::string expand_image_placeholders(const std::string& text, const PromptImage
 // The whole conversation so far as prompt text, ending where the model's next reply starts.
 std::string conversation_text(ChatFormat format, const GenerationOptions& o, const std::vector<TurnResult>& done,
                               const std::string& next_prompt, const Tokenizer& tok) {
-  // The first user turn carries the images, as placeholders ahead of its text.
+  // The first user turn carries the images or clips, as placeholders ahead of its text.
   std::string placeholders;
-  if (o.images)
-    for (size_t i = 0; i < o.images->expansions.size(); ++i) placeholders += o.images->content_item;
+  if (o.media)
+    for (size_t i = 0; i < o.media->expansions.size(); ++i) placeholders += o.media->content_item;
   auto user_text = [&](size_t turn, const std::string& prompt) { return turn == 0 ? placeholders + prompt : prompt; };
   std::string text;
   if (format == ChatFormat::kNone) {
@@ -57,7 +58,7 @@ std::string conversation_text(ChatFormat format, const GenerationOptions& o, con
     text = !tok.chat_template().empty() ? apply_chat_template(format, turns, chat_default_system_prompt(tok.chat_template()))
                                         : apply_chat_template(format, turns);
   }
-  return o.images ? expand_image_placeholders(text, *o.images) : text;
+  return o.media ? expand_media_placeholders(text, *o.media) : text;
 }
 
 
@@ -131,12 +132,12 @@ const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& 
 
   // The image tokens in this prefill (the first turn's, or all of them after a reset) take the
   // encoder's features.
-  const bool images_here = options_.images && std::find(fresh.begin(), fresh.end(), options_.images->image_token_id) != fresh.end();
+  const bool media_here = options_.media && std::find(fresh.begin(), fresh.end(), options_.media->token_id) != fresh.end();
   const EmbeddingRows replaced =
-      images_here ? image_embedding_rows(fresh, options_.images->image_token_id, options_.images->features, options_.images->dim)
+      media_here ? media_embedding_rows(fresh, options_.media->token_id, options_.media->features, options_.media->dim)
                   : EmbeddingRows{};
   const auto prefill_start = Clock::now();
-  std::span<const float> logits = images_here ? session_.forward_replacing(fresh, replaced) : session_.forward(fresh);
+  std::span<const float> logits = media_here ? session_.forward_replacing(fresh, replaced) : session_.forward(fresh);
   stats.prefill_ms += ms_since(prefill_start);
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   if (lookahead_) lookahead_->start(cached_, extends);

@@ -21,19 +21,19 @@
 
 namespace genai {
 
-// Images of the first turn (--image_path): the prompt gets one `content_item` per image ahead of
-// its text (what the model's chat template writes for an image item: SmolVLM "<image>",
-// InternVL "<IMG_CONTEXT>\n"); after the template each `placeholder` becomes that image's
-// `expansions` entry (its tiles' tokens, as the model's processor lays them out), and the
-// encoder's `features` replace the image tokens' embeddings in order.
-struct PromptImages {
+// Images (--image_path) or audio clips (--audio_path) of the first turn: the prompt gets one
+// `content_item` per item ahead of its text (what the model's chat template writes for one:
+// SmolVLM "<image>", InternVL "<IMG_CONTEXT>\n", Granite Speech "<|audio|>"); after the template
+// each `placeholder` becomes that item's `expansions` entry (its tokens, as the model's processor
+// lays them out), and the encoder's `features` replace those tokens' embeddings in order.
+struct PromptMedia {
   std::string content_item = "<image>";
   std::string placeholder = "<image>";
-  std::vector<std::string> expansions;  // one per image
-  int32_t image_token_id = -1;
-  std::vector<float> features;          // [image tokens, dim]
+  std::vector<std::string> expansions;  // one per item
+  int32_t token_id = -1;                // the token the features replace (an image or audio token)
+  std::vector<float> features;          // [media tokens, dim]
   int64_t dim = 0;
-  int64_t tiles = 0;                    // tiles encoded (stats)
+  int64_t tiles = 0;                    // image tiles encoded (stats)
 };
 
 struct GenerationOptions {
@@ -44,7 +44,7 @@ struct GenerationOptions {
   // Lookahead decoding (the session must take token trees: TreeDecoderSession); absent: one
   // token per decode call.
   std::optional<LookaheadOptions> lookahead = std::nullopt;
-  std::optional<PromptImages> images = std::nullopt;
+  std::optional<PromptMedia> media = std::nullopt;
 };
 
 enum class StopReason { kStopToken, kMaxNewTokens, kContextFull };

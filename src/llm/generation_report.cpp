@@ -31,7 +31,9 @@ nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
             {"evictions", s.evictions},
             {"images", s.images},
             {"image_tiles", s.image_tiles},
-            {"image_ms", s.image_ms}}},
+            {"image_ms", s.image_ms},
+            {"audio_clips", s.audio_clips},
+            {"audio_ms", s.audio_ms}}},
           {"peak_rss_mb", peak_rss_mb},
           {"kernels", std::string(kernels::active_kernels())}};
 }

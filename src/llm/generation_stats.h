@@ -22,6 +22,8 @@ struct GenerationStats {
   int64_t images = 0;              // --image_path images, and the time to decode, split and encode
   int64_t image_tiles = 0;         // them (set by the caller)
   double image_ms = 0;
+  int64_t audio_clips = 0;         // --audio_path clips, and the time to read and encode them
+  double audio_ms = 0;
 
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0.0; }
   double decode_tok_s() const { return decode_ms > 0 ? decode_tokens * 1000.0 / decode_ms : 0.0; }

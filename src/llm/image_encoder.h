@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/quantize.h"
+#include "llm/encoder_io.h"
 #include "llm/method_runner.h"
 #include "model/vision_tower.h"
 
@@ -34,14 +34,9 @@ class ImageEncoder {
   std::vector<float> encode(std::span<const float> pixels);
 
  private:
-  struct Side {
-    DType dtype = DType::kF32;
-    kernels::QParams q;
-    std::vector<uint8_t> bytes;
-  };
   std::unique_ptr<MethodRunner> runner_;
   int64_t channels_ = 0, tile_ = 0, tokens_ = 0, dim_ = 0;
-  Side in_, out_;
+  std::unique_ptr<EncoderIo> in_, out_;
 };
 
 // The encoder over `tower`'s float graph run by the interpreter.

@@ -112,18 +112,21 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
 }
 
 void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config, const WeightSource& weights,
-                    DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes, const VisionTower* vision) {
+                    DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes, const VisionTower* vision,
+                    const SpeechTower* speech) {
   config.validate(dir.string());
   std::filesystem::create_directories(dir);
   std::vector<SafetensorsTensorToWrite> tensors;
   // A vision-language folder: config.json wraps the decoder's as text_config, and the decoder's
   // tensors go under the family's names.
   nlohmann::json top;
-  if (vision) {
+  const bool wrapped = vision || speech;
+  if (wrapped) {
     top = {{"text_config", nlohmann::json::parse(hf_config_json(config))}, {"tie_word_embeddings", config.tied_embeddings}};
-    add_vision_tower_config(vision->config, top);
+    if (vision) add_vision_tower_config(vision->config, top);
+    if (speech) add_speech_tower_config(speech->config, top);
   }
-  auto stored_name = [&](const std::string& name) { return vision ? hf_text_tensor_names(top, name).front() : name; };
+  auto stored_name = [&](const std::string& name) { return wrapped ? hf_text_tensor_names(top, name).front() : name; };
   for (const StoredTensor& stored : stored_tensors(config, StoredNaming::kHuggingFace))
     tensors.push_back({stored_name(stored.name), dtype, stored.shape, [&weights, &config, stored, dtype] {
                          std::vector<Tensor> parts;
@@ -147,11 +150,16 @@ void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config,
     vision->config.validate(dir.string());
     for (auto& t : vision_tower_tensors(vision->config, vision->weights)) tensors.push_back(std::move(t));
   }
+  if (speech) {
+    speech->config.validate(dir.string());
+    for (auto& t : speech_tower_tensors(speech->config, speech->weights)) tensors.push_back(std::move(t));
+  }
   write_safetensors_checkpoint(dir, std::move(tensors), max_shard_bytes);
-  if (vision) {
+  if (wrapped) {
     write_file_atomic(dir / "config.json", top.dump(2) + "\n");
-    if (!vision->processor_config.empty() && vision->processor_config != dir / "preprocessor_config.json")
-      write_file_atomic(dir / "preprocessor_config.json", MappedFile::open(vision->processor_config)->bytes());
+    const std::filesystem::path processor = vision ? vision->processor_config : speech->processor_config;
+    if (!processor.empty() && processor != dir / "preprocessor_config.json")
+      write_file_atomic(dir / "preprocessor_config.json", MappedFile::open(processor)->bytes());
   } else {
     write_file_atomic(dir / "config.json", hf_config_json(config));
   }

@@ -12,6 +12,7 @@
 #include "formats/ggml_types.h"
 #include "model/gguf_metadata.h"
 #include "model/model_config.h"
+#include "model/speech_tower.h"
 #include "model/vision_tower.h"
 #include "model/weight_layout.h"
 #include "model/weights.h"
@@ -33,11 +34,12 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& conf
 
 // Hugging Face folder: config.json, model.safetensors (sharded with an index above
 // `max_shard_bytes`), and for a BPE vocabulary tokenizer.json + tokenizer_config.json. With a
-// vision tower: a SmolVLM checkpoint (the decoder under model.text_model., config.json wrapping
-// its text_config, the tower's tensors float32, its processor config copied when it has one).
+// vision tower: a SmolVLM or InternVL checkpoint (the decoder under the family's prefix,
+// config.json wrapping its text_config, the tower's tensors float32, its processor config copied
+// when it has one); with a speech tower likewise a Granite Speech checkpoint.
 void write_hf_model(const std::filesystem::path& dir, const ModelConfig& config, const WeightSource& weights,
                     DType dtype, const BpeVocab* vocab, uint64_t max_shard_bytes = uint64_t{2} << 30,
-                    const VisionTower* vision = nullptr);
+                    const VisionTower* vision = nullptr, const SpeechTower* speech = nullptr);
 
 // llama2.c .bin (legacy float32 layout run.c reads) and, given a vocabulary, tokenizer.bin beside
 // it. Configs llama2.c cannot express (qwen2 biases, rope scaling, rope_theta != 10000, head_dim

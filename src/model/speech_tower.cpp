@@ -1,5 +1,6 @@
 #include "model/speech_tower.h"
 
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -181,6 +182,43 @@ SpeechTower load_speech_tower(const std::filesystem::path& dir, const json& conf
   if (!std::filesystem::exists(t.processor_config))
     throw_input_error("{}: no preprocessor_config.json (the feature extractor's settings)", dir.string());
   return t;
+}
+
+void add_speech_tower_config(const SpeechTowerConfig& c, json& config) {
+  config["model_type"] = "granite_speech";
+  config["architectures"] = json::array({"GraniteSpeechForConditionalGeneration"});
+  config["encoder_config"] = {{"model_type", "granite_speech_encoder"}, {"input_dim", c.input_dim},
+                              {"num_layers", c.n_layers},             {"hidden_dim", c.dim},
+                              {"feedforward_mult", c.ffn_mult},       {"num_heads", c.n_heads},
+                              {"dim_head", c.head_dim},               {"output_dim", c.ctc_dim},
+                              {"context_size", c.context},            {"max_pos_emb", c.max_pos_emb},
+                              {"conv_kernel_size", c.conv_kernel},    {"conv_expansion_factor", c.conv_expansion}};
+  config["projector_config"] = {{"model_type", "blip_2_qformer"},     {"hidden_size", c.q_dim},
+                                {"num_hidden_layers", c.q_layers},    {"num_attention_heads", c.q_heads},
+                                {"intermediate_size", c.q_ffn},       {"encoder_hidden_size", c.q_encoder_dim},
+                                {"layer_norm_eps", static_cast<double>(c.q_norm_eps)},
+                                {"cross_attention_frequency", 1},     {"hidden_act", "gelu"},
+                                {"use_qformer_text_input", false}};
+  config["audio_token_index"] = c.audio_token_id;
+  config["window_size"] = c.window;
+  config["downsample_rate"] = c.downsample;
+  config["has_lora_adapter"] = false;
+}
+
+std::vector<SafetensorsTensorToWrite> speech_tower_tensors(const SpeechTowerConfig& c, const Weights& weights) {
+  std::vector<SafetensorsTensorToWrite> out;
+  for (const WeightSpec& spec : speech_tower_weights(c)) {
+    const Tensor& t = weights.get(spec.name);
+    if (t.shape() != spec.shape)
+      throw_failure("speech tower: tensor {} has shape {}, expected {}", spec.name, shape_to_string(t.shape()),
+                    shape_to_string(spec.shape));
+    out.push_back({spec.name, DType::kF32, stored_shape(c, spec), [t] {
+                     std::vector<uint8_t> bytes(static_cast<size_t>(t.numel()) * sizeof(float));
+                     std::memcpy(bytes.data(), t.data<float>(), bytes.size());
+                     return bytes;
+                   }});
+  }
+  return out;
 }
 
 }  // namespace genai

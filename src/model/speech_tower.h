@@ -55,4 +55,10 @@ SpeechTowerConfig read_speech_tower_config(const nlohmann::json& config, const s
 SpeechTower load_speech_tower(const std::filesystem::path& dir, const nlohmann::json& config,
                               const SafetensorsCheckpoint& checkpoint);
 
+// config.json's speech part for `c`, merged into `config` (model_type granite_speech, the
+// encoder's and projector's configs, audio_token_index, the windows); the tensors under the
+// checkpoint's names and shapes.
+void add_speech_tower_config(const SpeechTowerConfig& c, nlohmann::json& config);
+std::vector<SafetensorsTensorToWrite> speech_tower_tensors(const SpeechTowerConfig& c, const Weights& weights);
+
 }  // namespace genai

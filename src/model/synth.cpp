@@ -235,9 +235,83 @@ VisionTower synth_vision_tower(const std::string& shape, const ModelConfig& text
   return t;
 }
 
+SpeechTower synth_speech_tower(const std::string& shape, const ModelConfig& text, int32_t audio_token_id, uint64_t seed) {
+  SpeechTower t;
+  SpeechTowerConfig& c = t.config;
+  if (shape == "tiny") {
+    c.n_layers = 4, c.dim = 32, c.ffn_mult = 2, c.n_heads = 2, c.head_dim = 16, c.ctc_dim = 12, c.context = 20, c.max_pos_emb = 24;
+    c.conv_kernel = 5, c.q_dim = 32, c.q_layers = 2, c.q_heads = 2, c.q_ffn = 64;
+  } else {
+    c.n_layers = 16, c.dim = 1024, c.ffn_mult = 4, c.n_heads = 8, c.head_dim = 128, c.ctc_dim = 256, c.context = 200;
+    c.max_pos_emb = 512, c.conv_kernel = 15, c.q_dim = 1024, c.q_layers = 2, c.q_heads = 16, c.q_ffn = 4096;
+  }
+  c.q_encoder_dim = c.dim;
+  c.text_dim = text.dim;
+  c.audio_token_id = audio_token_id;
+  c.validate("synth " + shape);
+  for (const WeightSpec& spec : speech_tower_weights(c)) {
+    Tensor w = synth_tensor(spec, seed ^ 0xa0d10ull);
+    float* p = w.mutable_data<float>();
+    const bool norm = spec.name.find("norm") != std::string::npos || spec.name.find("LayerNorm") != std::string::npos;
+    if ((norm && ends_with(spec.name, ".weight")) || ends_with(spec.name, "batch_norm.weight") ||
+        ends_with(spec.name, "running_var"))
+      for (int64_t i = 0; i < w.numel(); ++i) p[i] += 1.0f;  // scales and variances around 1
+    if (spec.name == "projector.query")  // HF draws the queries from N(0, 1)
+      for (int64_t i = 0; i < w.numel(); ++i) p[i] *= 50.0f;
+    t.weights.add(spec.name, std::move(w));
+  }
+  return t;
+}
+
 namespace {
 
-constexpr int64_t kSmolVlmAddedTokens = 128, kInternVlAddedTokens = 16;
+constexpr int64_t kSmolVlmAddedTokens = 128, kInternVlAddedTokens = 16, kGraniteSpeechAddedTokens = 8;
+
+// Granite 3.3's chat markers (what the granite chat format writes) and the audio token.
+constexpr const char* kGraniteTemplate =
+    "{%- for message in messages %}{{- '<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content'] + "
+    "'<|end_of_text|>\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_of_role|>assistant<|end_of_role|>' }}"
+    "{%- endif %}";
+
+// A Granite Speech folder: a granite decoder of `shape` whose vocabulary grows by Granite's chat
+// markers and <|audio|>, the audio side, the feature extractor's settings and the chat template.
+SynthResult write_synth_speech(const SynthRequest& r) {
+  if (r.format != "hf")
+    throw_input_error("--format: '{}' cannot hold a speech model (valid for --arch granite_speech: hf)", r.format);
+  if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+  SynthResult res;
+  res.config = synth_config(r.shape, "granite");
+  ModelConfig& c = res.config;
+  c.name = fmt::format("synth-{}-granite_speech", r.shape);
+  BpeVocab vocab = make_synthetic_bpe_vocab(static_cast<int32_t>(c.vocab_size), r.seed);
+  c.vocab_size += kGraniteSpeechAddedTokens;
+  int32_t audio_id = -1;
+  for (const char* tok : {"<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>", "<|audio|>"}) {
+    if (std::string_view(tok) == "<|audio|>") audio_id = static_cast<int32_t>(vocab.tokens.size());
+    vocab.tokens.push_back(tok);
+    vocab.types.push_back(TokenType::kUserDefined);
+  }
+  for (int32_t i = 0; static_cast<int64_t>(vocab.tokens.size()) < c.vocab_size; ++i) {
+    vocab.tokens.push_back(fmt::format("<|unused_{}|>", i));
+    vocab.types.push_back(TokenType::kUnused);
+  }
+  vocab.chat_template = kGraniteTemplate;
+  const SpeechTower tower = synth_speech_tower(r.shape, c, audio_id, r.seed);
+  for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
+  for (const auto& spec : speech_tower_weights(tower.config)) res.parameters += shape_numel(spec.shape);
+  write_hf_model(r.out, c, synth_weights(c, r.seed), DType::kF32, &vocab, uint64_t{2} << 30, nullptr, &tower);
+  const nlohmann::json extractor = {{"feature_extractor_type", "GraniteSpeechFeatureExtractor"},
+                                    {"melspec_kwargs", {{"hop_length", 160}, {"n_fft", 512}, {"n_mels", 80},
+                                                        {"sample_rate", 16000}, {"win_length", 400}}},
+                                    {"padding_value", 0.0},
+                                    {"projector_downsample_rate", tower.config.downsample},
+                                    {"projector_window_size", tower.config.window},
+                                    {"sampling_rate", 16000}};
+  write_file_atomic(r.out / "preprocessor_config.json", extractor.dump(2) + "\n");
+  res.checkpoint = r.out;
+  res.tokenizer = r.out / "tokenizer.json";
+  return res;
+}
 
 // The chat template InternVL3-hf ships (ChatML; an image item is "<IMG_CONTEXT>\n").
 constexpr const char* kInternVlTemplate =
@@ -312,6 +386,7 @@ SynthResult write_synth_model(const SynthRequest& r) {
   if (r.out.empty()) throw_input_error("--out: an output path is required");
   if (r.arch == "smolvlm") return write_synth_vision_language(r, VisionFamily::kSmolVlm);
   if (r.arch == "internvl3") return write_synth_vision_language(r, VisionFamily::kInternVl);
+  if (r.arch == "granite_speech") return write_synth_speech(r);
   SynthResult res;
   res.config = synth_config(r.shape, r.arch);
   const ModelConfig& c = res.config;

@@ -48,9 +48,15 @@ std::vector<std::string> smolvlm_special_tokens();
 // InternVL's: <img>, </img>, <IMG_CONTEXT>, <quad>, </quad>, <ref>, </ref>, <box>, </box>.
 std::vector<std::string> internvl_special_tokens();
 
+// Granite Speech's audio side for a text decoder of `text`: "tiny" gets a tiny one (4 encoder
+// layers of 32, attention blocks of 20 rows, kernel 5, a 2-layer Q-Former of 32), every other
+// shape granite-speech-3.3-2b's (16 layers of 1024 in blocks of 200, kernel 15, Q-Former of 1024).
+// BatchNorm statistics around 0 and 1.
+SpeechTower synth_speech_tower(const std::string& shape, const ModelConfig& text, int32_t audio_token_id, uint64_t seed);
+
 struct SynthRequest {
   std::string shape = "tiny";
-  std::string arch = "llama";      // an architecture, or smolvlm / internvl3 (vision-language folders, hf only)
+  std::string arch = "llama";      // an architecture, or smolvlm / internvl3 / granite_speech (multimodal folders, hf only)
   std::string format = "gguf";     // gguf | hf | llama2c
   std::string weight_type = "f32"; // gguf: f32 | f16 | q8_0 | q4_0; other formats: f32
   uint64_t seed = 0;

@@ -169,10 +169,11 @@ std::vector<OptionSpec> make_table() {
   t.push_back(checked(note(opt("use_attention_sink", T::kString, None, "'sink_size,eviction_batch_size'", ALL),
                            "attention-sink eviction"),
                       check_attention_sink));
-  t.push_back(ignored(opt("audio_path", T::kStringList, Strings{}, "Audio inputs of a speech model", P | R),
-                      "multimodal encoders are not built natively"));
+  t.push_back(note(opt("audio_path", T::kStringList, Strings{}, "Audio inputs of a speech model", P | R),
+                   "WAV files (mono, at the model's rate) for a speech model (Granite Speech): each turned into the "
+                   "feature extractor's log-mel rows, encoded by the audio encoder, and placed ahead of the first prompt"));
   t.push_back(note(opt("image_path", T::kStringList, Strings{}, "Image inputs of a vision model", P | R),
-                   "PNG or JPEG files for a vision-language model (SmolVLM): each split into tiles as its image "
+                   "PNG or JPEG files for a vision-language model (SmolVLM, InternVL3): each split into tiles as its image "
                    "processor does, encoded by the vision encoder, and placed ahead of the first prompt"));
   t.push_back(note(choices(opt("eval_methods", T::kStringList, Strings{"prompt_eval"}, "Evaluations to run", P | R),
                            {"prompt_eval", "tasks_eval", "sqnr_eval"}),

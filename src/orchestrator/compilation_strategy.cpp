@@ -14,6 +14,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/audio_encoder_quantization.h"
 #include "orchestrator/vision_encoder_quantization.h"
 #include "pipeline/exceptions.h"
 #include "target/soc.h"
@@ -38,9 +39,11 @@ class Compilation final : public CompilationStrategy {
                                                 "prepared model (model_preparation output)",
                                                 kStageCompilation));
       graph::DecoderGraphOptions go = decoder_graph_options(o);
-      go.separate_embedding = input.model->vision != nullptr;  // image features replace token embeddings
+      // Image or audio features replace token embeddings.
+      go.separate_embedding = input.model->vision != nullptr || input.model->speech != nullptr;
       input.graphs = compile::float_bundles(input.model, go, mo.max_seq_len);
       if (input.model->vision) input.graphs.emplace(GraphName::kVisionEncoder, float_vision_encoder_bundle(*input.model));
+      if (input.model->speech) input.graphs.emplace(GraphName::kAudioEncoder, float_audio_encoder_bundle(*input.model));
       // A float program on HTP is an fp16 program; its compile spec says so.
       if (input.backend_type == target::BackendType::kHtpBackend && !o.get_flag("use_fp16"))
         o.set("use_fp16", true, options::OptionSource::kCommandLine);
@@ -63,7 +66,9 @@ class Compilation final : public CompilationStrategy {
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
     if (input.graphs.count(GraphName::kVisionEncoder) && input.model && input.model->vision)
-      req.image_processor_path = input.model->vision->processor_config;
+      req.processor_path = input.model->vision->processor_config;
+    if (input.graphs.count(GraphName::kAudioEncoder) && input.model && input.model->speech)
+      req.processor_path = input.model->speech->processor_config;
     req.options = recorded_options(o);
     if (input.model)
       for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());

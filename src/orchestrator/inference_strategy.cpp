@@ -23,6 +23,8 @@
 #include "llm/generation_report.h"
 #include "llm/generation_stats.h"
 #include "llm/graph_decoder.h"
+#include "graph/speech_encoder_graph.h"
+#include "llm/audio_encoder.h"
 #include "llm/image_encoder.h"
 #include "llm/program_method_runner.h"
 #include "llm/reference_session.h"
@@ -31,6 +33,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/prompt_audio.h"
 #include "orchestrator/prompt_images.h"
 #include "runtime/artifact_dir.h"
 #include "runtime/load_verification.h"
@@ -60,6 +63,10 @@ struct SessionSource {
   std::unique_ptr<ImageEncoder> image_encoder;
   std::optional<ImageProcessing> image_processing;
   int32_t image_token_id = -1;
+  // A speech model's encoder, its feature extractor's settings and its audio token.
+  std::unique_ptr<AudioEncoder> audio_encoder;
+  std::optional<media::SpeechFeatureConfig> audio_features;
+  int32_t audio_token_id = -1;
 };
 
 // The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
@@ -100,12 +107,23 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
     const auto family = runner->program().constant_string("get_vision_family");
     if (!token || !family)
       throw_input_error("{}: no get_image_token_id or get_vision_family constant", vision->second.string());
-    if (!dir.image_processor_path)
-      throw_input_error("{}: a vision_encoder artifact but no image_processor (preprocessor_config.json)",
+    if (!dir.processor_path)
+      throw_input_error("{}: a vision_encoder artifact but no processor (preprocessor_config.json)",
                         (dir.dir / "manifest.json").string());
     s.image_token_id = static_cast<int32_t>(*token);
-    s.image_processing.emplace(vision_family_from_name(*family, vision->second.string()), *dir.image_processor_path);
+    s.image_processing.emplace(vision_family_from_name(*family, vision->second.string()), *dir.processor_path);
     s.image_encoder = std::make_unique<ImageEncoder>(std::move(runner));
+  }
+  if (auto audio = dir.artifacts.find(ArtifactKey::kAudioEncoder); audio != dir.artifacts.end()) {
+    auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(audio->second, dir.checksum_of(audio->second)));
+    const auto token = runner->constant_int("get_audio_token_id");
+    if (!token) throw_input_error("{}: no get_audio_token_id constant", audio->second.string());
+    if (!dir.processor_path)
+      throw_input_error("{}: an audio_encoder artifact but no processor (preprocessor_config.json)",
+                        (dir.dir / "manifest.json").string());
+    s.audio_token_id = static_cast<int32_t>(*token);
+    s.audio_features = media::read_speech_feature_config(*dir.processor_path);
+    s.audio_encoder = std::make_unique<AudioEncoder>(std::move(runner));
   }
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
     s.compiled_options = dir.manifest["options"];
@@ -134,13 +152,20 @@ SessionSource float_source(const InferenceInputConfig& in) {
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
   const auto& vision = in.model->vision;
+  const auto& speech = in.model->speech;
+  if (speech) {
+    s.audio_encoder = make_graph_audio_encoder(speech, graph::speech_encoder_rows(speech->config));
+    s.audio_features = media::read_speech_feature_config(speech->processor_config);
+    s.audio_token_id = speech->config.audio_token_id;
+  }
   if (vision) {
     s.image_encoder = make_graph_image_encoder(vision);
     s.image_processing.emplace(vision->config.family, vision->processor_config);
     s.image_token_id = vision->config.image_token_id;
   }
-  // Image features replace token embeddings: the static graphs with the embedding as its own step.
-  if (!o.was_set("model_mode") && !vision) {
+  // Image or audio features replace token embeddings: the static graphs with the embedding as its
+  // own step.
+  if (!o.was_set("model_mode") && !vision && !speech) {
     if (o.has_value("use_attention_sink"))
       throw_input_error("--use_attention_sink evicts from the static graphs' KV cache: give --model_mode kv|hybrid too, "
                         "or run compiled programs");
@@ -155,7 +180,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
   g.prefill_ar_len = o.get_int("prefill_ar_len");
   g.attention_sink = attention_sink_setting(o, nlohmann::json());
-  g.separate_embedding = vision != nullptr;
+  g.separate_embedding = vision != nullptr || speech != nullptr;
   s.session = make_graph_session(in.model, g);
   s.max_context_len = g.max_context_len;
   s.static_graphs = true;
@@ -203,16 +228,29 @@ class Inference final : public InferenceStrategy {
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
     g.lookahead = lookahead_setting(o, src.compiled_options);
+    // Media the model has no encoder for: name what it does take.
+    auto no_encoder = [&](std::string_view option, std::string_view encoder) {
+      const char* takes = src.image_encoder ? " (it takes --image_path)" : src.audio_encoder ? " (it takes --audio_path)" : " (a text-only model)";
+      throw_input_error("{}: {} has no {} encoder{}{}", option, src.program, encoder, programs ? " among its artifacts" : "", takes);
+    };
     double image_ms = 0.0;
     if (const std::vector<std::string> images = o.get_list("image_path"); !images.empty()) {
-      if (!src.image_encoder)
-        throw_input_error("--image_path: {} is a text-only model (no vision encoder{})", src.program,
-                          programs ? " among its artifacts" : "");
+      if (!src.image_encoder) no_encoder("--image_path", "vision");
       const auto i0 = Clock::now();
-      g.images = prompt_images(images, *src.image_encoder, *src.image_processing, src.image_token_id);
+      g.media = prompt_images(images, *src.image_encoder, *src.image_processing, src.image_token_id);
       image_ms = std::chrono::duration<double, std::milli>(Clock::now() - i0).count();
       notes["images"] = images.size();
       notes["image_ms"] = image_ms;
+    }
+    double audio_ms = 0.0;
+    if (const std::vector<std::string> clips = o.get_list("audio_path"); !clips.empty()) {
+      if (!src.audio_encoder) no_encoder("--audio_path", "audio");
+      if (g.media) throw_input_error("--audio_path and --image_path: a model takes one kind of media");
+      const auto a0 = Clock::now();
+      g.media = prompt_audio(clips, *src.audio_encoder, *src.audio_features, src.audio_token_id);
+      audio_ms = std::chrono::duration<double, std::milli>(Clock::now() - a0).count();
+      notes["audio_clips"] = clips.size();
+      notes["audio_ms"] = audio_ms;
     }
     if (programs) {
       if (const auto sink = attention_sink_setting(o, src.compiled_options)) {
@@ -233,10 +271,14 @@ class Inference final : public InferenceStrategy {
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
-    if (g.images) {
-      result.stats.images = static_cast<int64_t>(g.images->expansions.size());
-      result.stats.image_tiles = g.images->tiles;
+    if (g.media && image_ms > 0.0) {
+      result.stats.images = static_cast<int64_t>(g.media->expansions.size());
+      result.stats.image_tiles = g.media->tiles;
       result.stats.image_ms = image_ms;
+    }
+    if (g.media && audio_ms > 0.0) {
+      result.stats.audio_clips = static_cast<int64_t>(g.media->expansions.size());
+      result.stats.audio_ms = audio_ms;
     }
     if (bar) bar->finish();
     if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
@@ -253,7 +295,8 @@ class Inference final : public InferenceStrategy {
                                {"decode_tok_s", s.decode_tok_s()},
                                {"prompt_tokens", static_cast<double>(s.prompt_tokens)},
                                {"generated_tokens", static_cast<double>(s.generated_tokens)}};
-    if (g.images) out.performance_metrics["image_encode_ms"] = image_ms;
+    if (image_ms > 0.0) out.performance_metrics["image_encode_ms"] = image_ms;
+    if (audio_ms > 0.0) out.performance_metrics["audio_encode_ms"] = audio_ms;
     const nlohmann::json report = generation_json(result, peak_rss_mb());
     notes["stats"] = report.at("stats");
     notes["peak_rss_mb"] = report.at("peak_rss_mb");

@@ -31,14 +31,6 @@ DecoderModelSpec supported(std::string_view name, std::string_view version, A ar
   return s;
 }
 
-DecoderModelSpec unsupported(std::string_view name, std::string_view version, std::string_view why) {
-  DecoderModelSpec s;
-  s.name = name;
-  s.version = version;
-  s.unsupported = why;
-  return s;
-}
-
 const std::vector<DecoderModelSpec>& table() {
   static const std::vector<DecoderModelSpec> t = [] {
     const std::vector<std::string_view> spm = {"llama2c", "spm", "sentencepiece"}, bpe = {"bpe"};
@@ -58,7 +50,9 @@ const std::vector<DecoderModelSpec>& table() {
                           "gemma3-1b"));
     v.push_back(supported("granite_3_3-2b_instruct", "granite", A::kGranite, 2048, 40, 32, 8, 49159, C::kGranite, bpe,
                           "granite_3_3-2b"));
-    v.push_back(unsupported("granite_speech_3_3-2b", "granite_speech", "speech model (audio encoder)"));
+    // Granite 3.3-2B's shape with the audio token (a Granite Speech folder: its text_config).
+    v.push_back(supported("granite_speech_3_3-2b", "granite_speech", A::kGranite, 2048, 40, 32, 8, 49160, C::kGranite, bpe,
+                          "granite_speech_3_3-2b"));
     v.push_back(supported("phi_4_mini", "phi_4_mini", A::kPhi3, 3072, 32, 24, 8, 200064, C::kPhi, bpe, "phi_4_mini"));
     v.push_back(supported("qwen2_5-0_5b", "qwen2_5", A::kQwen2, 896, 24, 14, 2, 151936, C::kChatML, bpe, "qwen2_5-0_5b"));
     v.push_back(supported("qwen2_5-1_5b", "qwen2_5", A::kQwen2, 1536, 28, 12, 2, 151936, C::kChatML, bpe, "qwen2_5-1_5b"));
@@ -102,7 +96,7 @@ const DecoderModelSpec* find_decoder_model(std::string_view name) {
 
 const DecoderModelSpec* identify_decoder_model(const ModelConfig& c) {
   for (const auto& s : table()) {
-    if (s.unsupported.empty() && s.arch == c.arch && s.dim == c.dim && s.n_layers == c.n_layers &&
+    if (s.arch == c.arch && s.dim == c.dim && s.n_layers == c.n_layers &&
         s.n_heads == c.n_heads && s.n_kv_heads == c.n_kv_heads && s.vocab_size == c.vocab_size)
       return &s;
   }
@@ -110,9 +104,6 @@ const DecoderModelSpec* identify_decoder_model(const ModelConfig& c) {
 }
 
 void check_checkpoint_matches(const DecoderModelSpec& s, const ModelConfig& c, std::string_view checkpoint) {
-  if (!s.unsupported.empty())
-    throw_input_error("--decoder_model {} is not built natively: {} (natively: the {} architectures)", s.name,
-                      s.unsupported, supported_architectures());
   std::vector<std::string> diffs;
   auto field = [&](std::string_view what, int64_t want, int64_t got) {
     if (want != got) diffs.push_back(fmt::format("{} {} vs {}", what, want, got));

@@ -21,8 +21,6 @@ namespace genai::orchestrator {
 struct DecoderModelSpec {
   std::string_view name;     // --decoder_model spelling
   std::string_view version;  // upstream DECODER_MODEL_VERSION (runner chat template family)
-  // Empty when we build it natively; otherwise why not (its architecture's distinguishing parts).
-  std::string_view unsupported;
   Architecture arch = Architecture::kLlama;
   // Shape of the released checkpoint (checked against the checkpoint's config).
   int64_t dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, vocab_size = 0;
@@ -40,8 +38,7 @@ const DecoderModelSpec* find_decoder_model(std::string_view name);
 // vocab), or nullptr.
 const DecoderModelSpec* identify_decoder_model(const ModelConfig& config);
 
-// InputError when `spec` is not built natively (naming it and why), or when `config` (read from
-// `checkpoint`) disagrees with it: the message names both, each differing field and both values.
+// InputError when `config` (read from `checkpoint`) disagrees with `spec`: the message names both, each differing field and both values.
 void check_checkpoint_matches(const DecoderModelSpec& spec, const ModelConfig& config, std::string_view checkpoint);
 
 // The model a run is about: the --decoder_model entry (checked against the checkpoint) or, without

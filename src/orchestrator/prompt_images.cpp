@@ -6,15 +6,15 @@
 
 namespace genai::orchestrator {
 
-PromptImages prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder, const ImageProcessing& processing,
+PromptMedia prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder, const ImageProcessing& processing,
                            int32_t image_token_id) {
   if (processing.tile_size() != encoder.tile_size())
     throw_input_error("the image processor's tiles are {} pixels but the vision encoder takes {}", processing.tile_size(),
                       encoder.tile_size());
-  PromptImages images;
+  PromptMedia images;
   images.content_item = processing.content_item();
   images.placeholder = processing.placeholder();
-  images.image_token_id = image_token_id;
+  images.token_id = image_token_id;
   images.dim = encoder.dim();
   for (const std::string& path : paths) {
     const media::ProcessedImage image = processing.process(media::read_image(path));

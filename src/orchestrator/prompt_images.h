@@ -15,7 +15,7 @@ namespace genai::orchestrator {
 
 // InputError naming the file for an unreadable image, and naming the processor when its tile
 // size is not the encoder's.
-PromptImages prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder, const ImageProcessing& processing,
+PromptMedia prompt_images(const std::vector<std::string>& paths, ImageEncoder& encoder, const ImageProcessing& processing,
                            int32_t image_token_id);
 
 }  // namespace genai::orchestrator

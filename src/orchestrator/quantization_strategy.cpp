@@ -19,6 +19,7 @@
 #include "orchestrator/quantization_evaluation.h"
 #include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/quantization_settings.h"
+#include "orchestrator/audio_encoder_quantization.h"
 #include "orchestrator/vision_encoder_quantization.h"
 #include "quant/quantize.h"
 
@@ -160,6 +161,14 @@ class Quantization final : public QuantizationStrategy {
       notes["graphs"].push_back(std::string(graph_name_str(GraphName::kVisionEncoder)));
       notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; vision encoder {} SQNR {:.1f} dB", v.recipe, v.sqnr_db);
     }
+    if (q && in.model->speech) {  // likewise a speech model's audio encoder
+      const AudioEncoderQuantization a = quantize_audio_encoder(in.model, o.get_list("audio_path"));
+      out.bundles.emplace(GraphName::kAudioEncoder, a.bundle);
+      notes["audio_encoder"] = {{"recipe", a.recipe}, {"calibration_clips", a.clips}, {"calibration_source", a.source},
+                                {"sqnr_db", finite(a.sqnr_db)}, {"seconds", a.seconds}};
+      notes["graphs"].push_back(std::string(graph_name_str(GraphName::kAudioEncoder)));
+      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; audio encoder {} SQNR {:.1f} dB", a.recipe, a.sqnr_db);
+    }
     return out;
   }
 
@@ -184,7 +193,8 @@ class Quantization final : public QuantizationStrategy {
       qo.calibration = calibration_options(o);
     }
     apply_recipe_options(o, qo.recipe);
-    qo.separate_embedding = in.model->vision != nullptr;  // image features replace token embeddings
+    // Image or audio features replace token embeddings.
+    qo.separate_embedding = in.model->vision != nullptr || in.model->speech != nullptr;
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     return qo;
   }

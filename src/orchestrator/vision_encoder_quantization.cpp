@@ -11,7 +11,6 @@
 #include "media/image_file.h"
 #include "orchestrator/image_processing.h"
 #include "quant/encoder_quantization.h"
-#include "quant/qdq_executor.h"
 
 namespace genai::orchestrator {
 namespace {
@@ -51,15 +50,6 @@ std::vector<media::RgbImage> generated_images(int64_t tile) {
     images.push_back(std::move(im));
   }
   return images;
-}
-
-double sqnr_db(const std::vector<float>& reference, const std::vector<float>& test) {
-  double signal = 0.0, noise = 0.0;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    signal += static_cast<double>(reference[i]) * reference[i];
-    noise += static_cast<double>(reference[i] - test[i]) * (reference[i] - test[i]);
-  }
-  return noise == 0.0 ? INFINITY : 10.0 * std::log10(signal / noise);
 }
 
 }  // namespace
@@ -108,18 +98,7 @@ VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> m
   r.bundle = q.bundle;
   r.recipe = recipe.name;
   r.tiles = static_cast<int64_t>(samples.size());
-  // SQNR of the features: the QDQ reference against the float graph on the same tiles.
-  const std::string name(graph::kVisionEncoder);
-  quant::QdqExecutor qdq({{name, g}}, {{name, q.encodings}});
-  std::vector<float> want, got;
-  for (const auto& s : samples) {
-    graph::InputMap in{{std::string(graph::kPixelValues), &s.at(std::string(graph::kPixelValues))}};
-    const Tensor f = graph::interpret(*g, in).at(std::string(graph::kImageFeatures));
-    const Tensor qf = qdq.run(name, in).at(std::string(graph::kImageFeatures));
-    want.insert(want.end(), f.data<float>(), f.data<float>() + f.numel());
-    got.insert(got.end(), qf.data<float>(), qf.data<float>() + qf.numel());
-  }
-  r.sqnr_db = sqnr_db(want, got);
+  r.sqnr_db = quant::qdq_output_sqnr_db(g, q.encodings, samples, std::string(graph::kImageFeatures));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log::info("vision encoder: {} on {} tiles ({}), features SQNR {:.1f} dB, {:.1f} s", r.recipe, r.tiles, r.source, r.sqnr_db,
             r.seconds);

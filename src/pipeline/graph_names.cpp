@@ -12,13 +12,14 @@ struct Name {
   GraphName graph;
   std::string_view name;
 };
-constexpr std::array<Name, 7> kNames = {{{GraphName::kKvForward, "kv_forward"},
+constexpr std::array<Name, 8> kNames = {{{GraphName::kKvForward, "kv_forward"},
                                          {GraphName::kPrefillForward, "prefill_forward"},
                                          {GraphName::kTokEmbeddingKvForward, "tok_embedding_kv_forward"},
                                          {GraphName::kTokEmbeddingPrefillForward, "tok_embedding_prefill_forward"},
                                          {GraphName::kKvForwardAr1, "kv_forward_ar1"},
                                          {GraphName::kTokEmbeddingKvForwardAr1, "tok_embedding_kv_forward_ar1"},
-                                         {GraphName::kVisionEncoder, "vision_encoder"}}};
+                                         {GraphName::kVisionEncoder, "vision_encoder"},
+                                         {GraphName::kAudioEncoder, "audio_encoder"}}};
 
 }  // namespace
 

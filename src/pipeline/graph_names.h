@@ -10,7 +10,8 @@
 namespace genai::pipeline {
 
 // kv_forward_ar1 (ours): the single-token decode method beside a lookahead kv_forward.
-// vision_encoder: the one method of the vision_encoder artifact (a tile of pixels -> features).
+// vision_encoder: the one method of the vision_encoder artifact (a tile of pixels -> features);
+// audio_encoder likewise (a clip's feature rows -> audio embeddings).
 enum class GraphName {
   kKvForward,
   kPrefillForward,
@@ -18,7 +19,8 @@ enum class GraphName {
   kTokEmbeddingPrefillForward,
   kKvForwardAr1,
   kTokEmbeddingKvForwardAr1,
-  kVisionEncoder
+  kVisionEncoder,
+  kAudioEncoder
 };
 
 std::string_view graph_name_str(GraphName name);  // "kv_forward", ...

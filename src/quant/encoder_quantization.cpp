@@ -1,8 +1,11 @@
 #include "quant/encoder_quantization.h"
 
+#include <cmath>
+
 #include "core/error.h"
 #include "core/log.h"
 #include "quant/calibration.h"
+#include "quant/qdq_executor.h"
 #include "quant/quantize.h"
 
 namespace genai::quant {
@@ -37,6 +40,23 @@ QuantizedEncoder quantize_encoder(std::shared_ptr<const graph::Graph> g,
       if (g->value(o.value).type.dtype == DType::kF32) publish(o.name, g->value(o.value).name);
   }
   return {encodings, pipeline::GraphBundle(g, std::move(inputs), std::move(metadata), io, {}, {}, encodings)};
+}
+
+double qdq_output_sqnr_db(const std::shared_ptr<const graph::Graph>& g, const std::shared_ptr<const EncodingSet>& encodings,
+                          const std::vector<graph::TensorMap>& samples, const std::string& output) {
+  QdqExecutor qdq({{g->name(), g}}, {{g->name(), encodings}});
+  double signal = 0.0, noise = 0.0;
+  for (const auto& sample : samples) {
+    graph::InputMap in;
+    for (const auto& [name, t] : sample) in[name] = &t;
+    const Tensor want = graph::interpret(*g, in).at(output), got = qdq.run(g->name(), in).at(output);
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const double w = want.data<float>()[i], d = w - got.data<float>()[i];
+      signal += w * w;
+      noise += d * d;
+    }
+  }
+  return noise == 0.0 ? INFINITY : 10.0 * std::log10(signal / noise);
 }
 
 }  // namespace genai::quant

@@ -27,4 +27,9 @@ QuantizedEncoder quantize_encoder(std::shared_ptr<const graph::Graph> g,
                                   const std::vector<graph::TensorMap>& samples, const Recipe& recipe,
                                   pipeline::Metadata metadata, RangeMethod method = RangeMethod::kMinMax);
 
+// The SQNR (dB) of output `output` of the QDQ reference of `g` under `encodings` against the float
+// graph, over `samples` (+inf when they agree exactly).
+double qdq_output_sqnr_db(const std::shared_ptr<const graph::Graph>& g, const std::shared_ptr<const EncodingSet>& encodings,
+                          const std::vector<graph::TensorMap>& samples, const std::string& output);
+
 }  // namespace genai::quant

@@ -146,8 +146,8 @@ ArtifactDir open_artifact_dir(const fs::path& dir_in) {
     a.artifacts[k] = file_in_dir(a.dir, manifest, "artifacts." + key, value);
   }
   if (auto t = m.find("tokenizer"); t != m.end() && !t->is_null()) a.tokenizer_path = file_in_dir(a.dir, manifest, "tokenizer", *t);
-  if (auto t = m.find("image_processor"); t != m.end() && !t->is_null())
-    a.image_processor_path = file_in_dir(a.dir, manifest, "image_processor", *t);
+  if (auto t = m.find("processor"); t != m.end() && !t->is_null())
+    a.processor_path = file_in_dir(a.dir, manifest, "processor", *t);
   a.soc_model = optional_string(m, manifest, "soc_model");
   a.backend = optional_string(m, manifest, "backend");
   a.checksums = read_checksums(m, manifest);

@@ -22,7 +22,7 @@ struct ArtifactDir {
   bool has_manifest = true;  // false: a lone .pte (nothing recorded to check it against)
   pipeline::ArtifactMap artifacts;  // key -> absolute path
   std::optional<std::filesystem::path> tokenizer_path;
-  std::optional<std::filesystem::path> image_processor_path;  // a vision model's preprocessor_config.json
+  std::optional<std::filesystem::path> processor_path;  // a vision or speech model's preprocessor_config.json
   std::string soc_model, backend;
   std::map<std::string, FileChecksum> checksums;  // by file name; empty for an older manifest
 

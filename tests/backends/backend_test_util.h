@@ -121,16 +121,43 @@ inline const quant::Encoding& encoding_of(const quant::EncodingSet& set, const s
   return set.activations.at(name);
 }
 
-// Random integer inputs: tokens, causal positions from `start`, a mask that lets row i see the
-// cache [0, start) and new positions <= i, random cache codes.
-inline Call make_call(const graph::Graph& g, const runtime::DelegateMethod& m, const quant::EncodingSet* set,
-                      int64_t vocab, int64_t start, uint32_t seed) {
-  std::mt19937 rng(seed);
+// The program's buffers for given input values (codes on the input encodings for quantized
+// inputs), the values the codes stand for for the QDQ reference, and output buffers filled with
+// 0xAB.
+inline Call call_from_values(const runtime::DelegateMethod& m, const quant::EncodingSet* set,
+                             std::map<std::string, Tensor> values) {
   Call c;
-  const auto& ins = m.inputs();
-  for (const auto& io : ins) {
+  for (const auto& io : m.inputs()) {
+    Tensor& ref = values.at(io.name);
     const int64_t n = shape_numel(io.shape);
     std::vector<uint8_t> bytes(static_cast<size_t>(n) * dtype_size(io.dtype));
+    if (io.dtype == DType::kI32 || io.dtype == DType::kF32) {
+      std::memcpy(bytes.data(), ref.raw(), bytes.size());
+    } else {
+      const quant::Encoding& e = encoding_of(*set, io.name);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t q = quant::quantize_value(ref.data<float>()[i], e);
+        ref.mutable_data<float>()[i] = quant::dequantize_value(q, e);
+        if (io.dtype == DType::kU8) bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(q);
+        else reinterpret_cast<uint16_t*>(bytes.data())[i] = static_cast<uint16_t>(q);
+      }
+    }
+    c.inputs.push_back(std::move(bytes));
+    c.reference_inputs.emplace(io.name, std::move(ref));
+  }
+  for (const auto& io : m.outputs())
+    c.outputs.emplace_back(static_cast<size_t>(shape_numel(io.shape)) * dtype_size(io.dtype), 0xAB);
+  return c;
+}
+
+// Random integer inputs: tokens, causal positions from `start`, a mask that lets row i see the
+// cache [0, start) and new positions <= i, random cache codes.
+inline Call make_call(const runtime::DelegateMethod& m, const quant::EncodingSet* set, int64_t vocab, int64_t start,
+                      uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::map<std::string, Tensor> values;
+  for (const auto& io : m.inputs()) {
+    const int64_t n = shape_numel(io.shape);
     Tensor ref = Tensor::zeros(io.dtype == DType::kI32 ? DType::kI32 : DType::kF32, io.shape);
     if (io.name == "tokens") {
       for (int64_t i = 0; i < n; ++i) ref.mutable_data<int32_t>()[i] = static_cast<int32_t>(rng() % vocab);
@@ -156,24 +183,9 @@ inline Call make_call(const graph::Graph& g, const runtime::DelegateMethod& m, c
         }
       }
     }
-    // Program bytes from the reference values.
-    if (io.dtype == DType::kI32 || io.dtype == DType::kF32) {
-      std::memcpy(bytes.data(), ref.raw(), bytes.size());
-    } else {
-      const quant::Encoding& e = encoding_of(*set, io.name);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t q = quant::quantize_value(ref.data<float>()[i], e);
-        if (io.dtype == DType::kU8) bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(q);
-        else reinterpret_cast<uint16_t*>(bytes.data())[i] = static_cast<uint16_t>(q);
-      }
-    }
-    c.inputs.push_back(std::move(bytes));
-    c.reference_inputs.emplace(io.name, std::move(ref));
+    values.emplace(io.name, std::move(ref));
   }
-  for (const auto& io : m.outputs())
-    c.outputs.emplace_back(static_cast<size_t>(shape_numel(io.shape)) * dtype_size(io.dtype), 0xAB);
-  (void)g;
-  return c;
+  return call_from_values(m, set, std::move(values));
 }
 
 inline void execute(Lowered& l, Call& c) {

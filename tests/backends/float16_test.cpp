@@ -39,10 +39,9 @@ Fp16Result compare_float_program(const char* backend_name, const quant::Quantize
   for (const auto& io : l->method.inputs)
     EXPECT_TRUE(io.dtype == DType::kF32 || io.dtype == DType::kI32) << io.name;
   quant::QdqExecutor qdq(q.graphs, q.encodings);
-  const graph::Graph& g = *q.graphs.at(name);
   Fp16Result r;
   for (int k = 0; k < 3; ++k) {
-    Call c = make_call(g, *l->exec, nullptr, 89, k * 3, 40 + k);
+    Call c = make_call(*l->exec, nullptr, 89, k * 3, 40 + k);
     execute(*l, c);
     const auto ref = run_reference(qdq, name, c);
     const auto& outs = l->exec->outputs();

@@ -49,7 +49,7 @@ int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& n
   *compared = 0;
   for (int k = 0; k < calls; ++k) {
     const int64_t start = cache > 0 ? (k * 7) % (cache + 1) : 0;
-    Call c = make_call(g, *l->exec, &set, 89, start, 100 + k);
+    Call c = make_call(*l->exec, &set, 89, start, 100 + k);
     execute(*l, c);
     const auto ref = run_reference(qdq, name, c);
     const auto& outs = l->exec->outputs();
@@ -291,7 +291,7 @@ TEST(QuantizedParitySensitivity, OutputsVaryAndAWeightChangeIsSeen) {
   const graph::Graph& g = *q.graphs.at(name);
   const quant::EncodingSet& set = *q.encodings.at(name);
   quant::QdqExecutor qdq(q.graphs, q.encodings);
-  Call c = make_call(g, *l->exec, &set, 89, 5, 3);
+  Call c = make_call(*l->exec, &set, 89, 5, 3);
   execute(*l, c);
   const auto ref = run_reference(qdq, name, c);
   const Codes logits = output_codes(g, set, l->exec->outputs()[0], c.outputs[0], ref.at("logits"));

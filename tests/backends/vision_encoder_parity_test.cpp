@@ -43,7 +43,7 @@ TEST_P(VisionEncoderParity, ScalarAndSimdFeatureCodesEqualTheQdqReference) {
     auto l = lower_and_init(*compile::find_backend("htp"), name, q.bundle, target_for("SM8650", true));
     int64_t worst = 0, compared = 0;
     for (uint32_t call = 0; call < 3; ++call) {
-      Call c = make_call(*g, *l->exec, q.encodings.get(), 1, 0, 40 + call);  // random pixel codes
+      Call c = make_call(*l->exec, q.encodings.get(), 1, 0, 40 + call);  // random pixel codes
       execute(*l, c);
       const auto ref = run_reference(qdq, name, c);
       const auto& out = l->exec->outputs().at(0);

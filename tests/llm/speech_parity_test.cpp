@@ -15,7 +15,7 @@
 #include "graph/interpreter.h"
 #include "graph/speech_encoder_graph.h"
 #include "llm/graph_decoder.h"
-#include "llm/image_embeddings.h"
+#include "llm/media_embeddings.h"
 #include "media/speech_features.h"
 #include "media/wav_file.h"
 #include "model/model.h"
@@ -78,7 +78,7 @@ TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   const auto text_tokens = cs["text_tokens"].get<std::vector<int32_t>>();
   EXPECT_LT(error_to_largest(session->forward_all(text_tokens), read_floats(dir.file("text_logits.f32"))), 1e-4);
   session->reset();
-  const auto replaced = image_embedding_rows(tokens, sc.audio_token_id, features, sc.text_dim);
+  const auto replaced = media_embedding_rows(tokens, sc.audio_token_id, features, sc.text_dim);
   const double logit_error = error_to_largest(session->forward_all(tokens, replaced), read_floats(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
   std::printf("granite speech parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", feature_error,

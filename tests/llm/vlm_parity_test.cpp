@@ -14,7 +14,7 @@
 #include "graph/interpreter.h"
 #include "graph/vision_encoder_graph.h"
 #include "llm/graph_decoder.h"
-#include "llm/image_embeddings.h"
+#include "llm/media_embeddings.h"
 #include "media/image_file.h"
 #include "model/model.h"
 #include "orchestrator/image_processing.h"
@@ -84,7 +84,7 @@ TEST_P(VlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   so.prefill_ar_len = 8;  // the image tokens span several prefill chunks
   so.separate_embedding = true;
   auto session = make_graph_session(model, so);
-  const auto rows = image_embedding_rows(tokens, vc.image_token_id, features, vc.text_dim);
+  const auto rows = media_embedding_rows(tokens, vc.image_token_id, features, vc.text_dim);
   const double logit_error = relative_to_largest(session->forward_all(tokens, rows), read_f32_file(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
   std::printf("%s parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", GetParam().c_str(),
@@ -96,7 +96,7 @@ TEST_P(VlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   // A prompt with one image token too many is an InputError naming the counts.
   auto extra = tokens;
   extra.push_back(vc.image_token_id);
-  EXPECT_THROW(image_embedding_rows(extra, vc.image_token_id, features, vc.text_dim), InputError);
+  EXPECT_THROW(media_embedding_rows(extra, vc.image_token_id, features, vc.text_dim), InputError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, VlmParity, ::testing::Values("smolvlm", "internvl"),

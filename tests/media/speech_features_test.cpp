@@ -17,6 +17,7 @@
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/test_requirements.h"
+#include "support/wav_files.h"
 
 namespace genai::media {
 namespace {
@@ -53,24 +54,6 @@ TEST(SpeechFeatures, AudioTokensFollowTheProjectorWindows) {
   EXPECT_EQ(speech_audio_tokens(480000, c), 300);  // 30 s
 }
 
-std::string wav_header(uint16_t format, uint16_t channels, uint32_t rate, uint16_t bits, uint32_t data_bytes) {
-  std::string h = "RIFF";
-  auto put32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) h += static_cast<char>(v >> (8 * i)); };
-  auto put16 = [&](uint16_t v) { for (int i = 0; i < 2; ++i) h += static_cast<char>(v >> (8 * i)); };
-  put32(36 + data_bytes);
-  h += "WAVEfmt ";
-  put32(16);
-  put16(format);
-  put16(channels);
-  put32(rate);
-  put32(rate * channels * bits / 8);
-  put16(static_cast<uint16_t>(channels * bits / 8));
-  put16(bits);
-  h += "data";
-  put32(data_bytes);
-  return h;
-}
-
 TEST(SpeechFeatures, BadFilesAndWrongRatesAreInputErrorsNamingTheFile) {
   testing::TempDir dir;
   auto expect_error = [&](const std::string& name, const std::string& content, const std::string& words,
@@ -90,11 +73,11 @@ TEST(SpeechFeatures, BadFilesAndWrongRatesAreInputErrorsNamingTheFile) {
   const std::string second(32000, '\0');  // one second of 16-bit silence
   expect_error("absent.wav", "", "cannot be read");
   expect_error("text.wav", "just text, no audio", "not a WAV file");
-  expect_error("cut.wav", wav_header(1, 1, 16000, 16, 32000) + second.substr(0, 1000), "truncated");
-  expect_error("adpcm.wav", wav_header(2, 1, 16000, 16, 32000) + second, "not supported");
-  expect_error("rate.wav", wav_header(1, 1, 44100, 16, 32000) + second, "44100 Hz; the model takes 16000 Hz", true);
-  expect_error("stereo.wav", wav_header(1, 2, 16000, 16, 32000) + second, "2 channels", true);
-  expect_error("short.wav", wav_header(1, 1, 16000, 16, 100) + second.substr(0, 100), "at least 257", true);
+  expect_error("cut.wav", testing::wav_header(1, 1, 16000, 16, 32000) + second.substr(0, 1000), "truncated");
+  expect_error("adpcm.wav", testing::wav_header(2, 1, 16000, 16, 32000) + second, "not supported");
+  expect_error("rate.wav", testing::wav_header(1, 1, 44100, 16, 32000) + second, "44100 Hz; the model takes 16000 Hz", true);
+  expect_error("stereo.wav", testing::wav_header(1, 2, 16000, 16, 32000) + second, "2 channels", true);
+  expect_error("short.wav", testing::wav_header(1, 1, 16000, 16, 100) + second.substr(0, 100), "at least 257", true);
 }
 
 TEST(SpeechFeatures, ConfigFieldsItCannotHonourAreInputErrorsNamingThem) {

@@ -15,6 +15,7 @@
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/image_files.h"
+#include "support/wav_files.h"
 
 namespace genai::testing {
 namespace {
@@ -32,11 +33,6 @@ struct VlmFixture {
     return {"--prompt", "What is in these pictures?", "--max_new_tokens", "6", "--temperature", "0", "--json"};
   }
 };
-
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 class VisionPipelineFamilies : public ::testing::TestWithParam<std::string> {};
 
@@ -97,6 +93,11 @@ TEST(VisionPipeline, BadImageInputsExitTwoNamingTheFileOrOption) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--image_path"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("text-only"), std::string::npos) << r.err;
+  // A vision model takes no audio, and says what it takes.
+  const std::string clip = f.dir.file("clip.wav");
+  write_test_wav(clip, 1.0, 1);
+  expect_exit2(std::vector<std::string>{"run", "--checkpoint", f.model, "--audio_path", clip} + f.generation(),
+               {"--audio_path", "no audio encoder", "it takes --image_path"});
   // synth writes vision-language folders only.
   const auto gguf = run_genai({"synth", "--arch", "smolvlm", "--out", f.dir.file("v.gguf")});
   EXPECT_EQ(gguf.exit_code, 2);

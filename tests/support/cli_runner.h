@@ -20,6 +20,11 @@ struct CliResult {
 std::vector<std::string> genai_command();
 // args are passed without a shell; the executable is genai_command().
 CliResult run_genai(const std::vector<std::string>& args);
+// Argument lists joined: run_genai(common + {"--json"}).
+inline std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
 // Runs `genai args...` and expects exit 2 (bad input) with every word of `words` in stderr
 // (gtest EXPECTs: the failures name the missing word and show stderr).
 void expect_exit2(const std::vector<std::string>& args, const std::vector<std::string>& words);

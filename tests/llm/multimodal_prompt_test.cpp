@@ -1,19 +1,25 @@
-// A vision-language prompt with images (SmolVLM, InternVL), as the generation loop builds it,
-// against transformers (tests/python/vlm_prompt_reference.py: the model's chat template with image
-// items, the image processor's tiles, the processor's expansion, the tokenizer): the same token
-// ids, and the encoder's feature rows replace exactly the image tokens, in order.
+// Multimodal prompts as the generation loop builds them, against transformers: a vision-language
+// prompt with images (SmolVLM, InternVL; tests/python/vlm_prompt_reference.py: the model's chat
+// template with image items, the image processor's tiles, the processor's expansion, the
+// tokenizer) and a Granite Speech prompt with clips (speech_prompt_reference.py: the model card's
+// chat message, GraniteSpeechProcessor). The same token ids, and the encoder's rows replace
+// exactly the image or audio tokens, in order.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "graph/speech_encoder_graph.h"
+#include "llm/audio_encoder.h"
 #include "llm/generation.h"
 #include "llm/image_encoder.h"
 #include "model/model.h"
+#include "orchestrator/prompt_audio.h"
 #include "orchestrator/prompt_images.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/image_files.h"
 #include "support/test_requirements.h"
+#include "support/wav_files.h"
 
 namespace genai {
 namespace {
@@ -62,9 +68,9 @@ TEST_P(VlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) 
   GenerationOptions o;
   o.max_new_tokens = 0;
   const orchestrator::ImageProcessing processing(model->vision->config.family, model->vision->processor_config);
-  o.images = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder, processing,
+  o.media = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder, processing,
                                          model->vision->config.image_token_id);
-  EXPECT_EQ(o.images->tiles, want["tiles"].get<int64_t>());
+  EXPECT_EQ(o.media->tiles, want["tiles"].get<int64_t>());
   RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
   Conversation conversation(session, *model->tokenizer, model->chat_format, o);
   conversation.turn("What is in these pictures?");
@@ -74,12 +80,47 @@ TEST_P(VlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) 
   for (size_t i = 0; i < session.tokens_.size(); ++i)
     if (session.tokens_[i] == model->vision->config.image_token_id) image_positions.push_back(static_cast<int64_t>(i));
   EXPECT_EQ(session.replaced_.at, image_positions);
-  EXPECT_EQ(static_cast<int64_t>(image_positions.size()), o.images->tiles * model->vision->config.tokens_per_image());
-  EXPECT_EQ(session.replaced_.rows, o.images->features);
+  EXPECT_EQ(static_cast<int64_t>(image_positions.size()), o.media->tiles * model->vision->config.tokens_per_image());
+  EXPECT_EQ(session.replaced_.rows, o.media->features);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, VlmPrompt, ::testing::Values("smolvlm", "internvl3"),
                          [](const auto& info) { return info.param; });
+
+TEST(SpeechPrompt, TokensEqualTransformersProcessorAndEmbeddingsLandOnAudioTokens) {
+  testing::TempDir dir;
+  const std::string model_dir = dir.file("model"), first = dir.file("a.wav"), second = dir.file("b.wav");
+  ASSERT_EQ(testing::run_genai({"synth", "--arch", "granite_speech", "--format", "hf", "--out", model_dir}).exit_code, 0);
+  testing::write_test_wav(first, 1.5, 1);
+  testing::write_test_wav(second, 0.8, 2);
+  const auto ref = testing::run_process({"python3", testing::python_script("speech_prompt_reference.py"), model_dir,
+                                         dir.file("ref.json"), first, second});
+  GENAI_REQUIRE_AVAILABLE(ref.exit_code == 0, "transformers (scripts/install_deps.sh --test): " + ref.err);
+  const auto want = nlohmann::json::parse(testing::read_text(dir.file("ref.json")));
+
+  const auto model = std::make_shared<const Model>(load_model(model_dir));
+  ASSERT_TRUE(model->speech && model->tokenizer);
+  EXPECT_EQ(model->chat_format, ChatFormat::kGranite);
+  const int32_t audio_token = model->speech->config.audio_token_id;
+  auto encoder = make_graph_audio_encoder(model->speech, graph::speech_encoder_rows(model->speech->config));
+  GenerationOptions o;
+  o.max_new_tokens = 0;
+  o.media = orchestrator::prompt_audio({first, second}, *encoder,
+                                       media::read_speech_feature_config(model->speech->processor_config), audio_token);
+  RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
+  Conversation conversation(session, *model->tokenizer, model->chat_format, o);
+  conversation.turn("What is said in these clips?");
+  EXPECT_EQ(session.tokens_, want["ids"].get<std::vector<int32_t>>());
+
+  std::vector<int64_t> audio_positions;
+  for (size_t i = 0; i < session.tokens_.size(); ++i)
+    if (session.tokens_[i] == audio_token) audio_positions.push_back(static_cast<int64_t>(i));
+  EXPECT_EQ(session.replaced_.at, audio_positions);
+  const auto counts = want["audio_tokens"].get<std::vector<int64_t>>();
+  EXPECT_EQ(static_cast<int64_t>(audio_positions.size()), counts.at(0) + counts.at(1));
+  EXPECT_EQ(static_cast<int64_t>(session.replaced_.rows.size()), static_cast<int64_t>(audio_positions.size()) * encoder->dim());
+  EXPECT_EQ(session.replaced_.rows, o.media->features);
+}
 
 }  // namespace
 }  // namespace genai
