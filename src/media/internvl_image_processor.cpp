@@ -27,19 +27,11 @@ InternVlImageConfig internvl_image_config(const nlohmann::json& j, const std::st
       if (!bool_field(v, origin, key)) throw_input_error("{}: {} false is not handled", origin, key);
     } else if (key == "crop_to_patches") {
       (void)bool_field(v, origin, key);  // InternVLProcessor passes crop_to_patches=True
-    } else if (key == "do_rescale") c.normalization.do_rescale = bool_field(v, origin, key);
-    else if (key == "do_normalize") c.normalization.do_normalize = bool_field(v, origin, key);
-    else if (key == "size") c.tile = square_size(v, origin);
+    } else if (key == "size") c.tile = square_size(v, origin);
     else if (key == "min_patches") c.min_patches = positive_int_field(v, origin, key);
     else if (key == "max_patches") c.max_patches = positive_int_field(v, origin, key);
-    else if (key == "rescale_factor") {
-      if (!v.is_number()) throw_input_error("{}: rescale_factor must be a number, not {}", origin, v.dump());
-      c.normalization.rescale_factor = v.get<double>();
-    } else if (key == "image_mean") c.normalization.mean = three_floats_field(v, origin, key);
-    else if (key == "image_std") c.normalization.std = three_floats_field(v, origin, key);
-    else if (key == "resample") {
-      if (!v.is_number_integer() || !resample_from_pillow(v.get<int64_t>(), c.resample))
-        throw_input_error("{}: resample {} is not handled (valid: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC)", origin, v.dump());
+    else if (read_pixel_field(key, v, origin, c.normalization, c.resample)) {
+      // rescaling, normalisation and the resampling filter, read as every processor reads them
     } else if (key == "image_processor_type" || key == "processor_class") {
       const std::string name = v.is_string() ? v.get<std::string>() : std::string();
       if (name.rfind("GotOcr2", 0) != 0 && name.rfind("InternVL", 0) != 0)

@@ -54,4 +54,22 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   return j;
 }
 
+bool read_pixel_field(const std::string& key, const nlohmann::json& v, const std::string& origin, TileNormalization& n,
+                      Resample& resample) {
+  if (key == "do_rescale") n.do_rescale = bool_field(v, origin, key);
+  else if (key == "do_normalize") n.do_normalize = bool_field(v, origin, key);
+  else if (key == "rescale_factor") {
+    if (!v.is_number()) throw_input_error("{}: rescale_factor must be a number, not {}", origin, v.dump());
+    n.rescale_factor = v.get<double>();
+  } else if (key == "image_mean") n.mean = three_floats_field(v, origin, key);
+  else if (key == "image_std") n.std = three_floats_field(v, origin, key);
+  else if (key == "resample") {
+    if (!v.is_number_integer() || !resample_from_pillow(v.get<int64_t>(), resample))
+      throw_input_error("{}: resample {} is not handled (valid: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC)", origin, v.dump());
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace genai::media

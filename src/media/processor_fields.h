@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "media/pil_resample.h"
 #include "media/rgb_image.h"
 
 namespace genai::media {
@@ -28,6 +29,10 @@ int64_t positive_int_field(const nlohmann::json& v, const std::string& origin, c
 bool bool_field(const nlohmann::json& v, const std::string& origin, const std::string& field);
 // A number, or three numbers (per channel).
 std::array<float, 3> three_floats_field(const nlohmann::json& v, const std::string& origin, const std::string& field);
+// The fields every processor reads alike: do_rescale, do_normalize, rescale_factor, image_mean,
+// image_std into `n`, resample (Pillow's numbering) into `resample`. False for any other key.
+bool read_pixel_field(const std::string& key, const nlohmann::json& v, const std::string& origin, TileNormalization& n,
+                      Resample& resample);
 // The file as a JSON value; InputError naming it when unreadable or not JSON.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 

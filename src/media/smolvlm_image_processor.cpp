@@ -28,19 +28,11 @@ SmolVlmImageConfig smolvlm_image_config(const nlohmann::json& j, const std::stri
     if (key == "do_convert_rgb") c.do_convert_rgb = bool_field(v, origin, key);
     else if (key == "do_resize") c.do_resize = bool_field(v, origin, key);
     else if (key == "do_image_splitting") c.do_image_splitting = bool_field(v, origin, key);
-    else if (key == "do_rescale") c.normalization.do_rescale = bool_field(v, origin, key);
-    else if (key == "do_normalize") c.normalization.do_normalize = bool_field(v, origin, key);
     else if (key == "do_pad") (void)bool_field(v, origin, key);  // pads a batch to its largest image only
     else if (key == "size") c.longest_edge = longest_edge_of(v, origin, key);
     else if (key == "max_image_size") c.tile = longest_edge_of(v, origin, key);
-    else if (key == "rescale_factor") {
-      if (!v.is_number()) throw_input_error("{}: rescale_factor must be a number, not {}", origin, v.dump());
-      c.normalization.rescale_factor = v.get<double>();
-    } else if (key == "image_mean") c.normalization.mean = three_floats_field(v, origin, key);
-    else if (key == "image_std") c.normalization.std = three_floats_field(v, origin, key);
-    else if (key == "resample") {
-      if (!v.is_number_integer() || !resample_from_pillow(v.get<int64_t>(), c.resample))
-        throw_input_error("{}: resample {} is not handled (valid: 1 LANCZOS, 2 BILINEAR, 3 BICUBIC)", origin, v.dump());
+    else if (read_pixel_field(key, v, origin, c.normalization, c.resample)) {
+      // rescaling, normalisation and the resampling filter, read as every processor reads them
     } else if (key == "image_processor_type" || key == "processor_class") {
       const std::string name = v.is_string() ? v.get<std::string>() : std::string();
       if (name.rfind("Idefics3", 0) != 0 && name.rfind("SmolVLM", 0) != 0)

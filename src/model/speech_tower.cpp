@@ -1,12 +1,12 @@
 #include "model/speech_tower.h"
 
-#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/tower_tensors.h"
 
 namespace genai {
 namespace {
@@ -170,17 +170,10 @@ SpeechTowerConfig read_speech_tower_config(const json& top, const std::string& f
 SpeechTower load_speech_tower(const std::filesystem::path& dir, const json& config, const SafetensorsCheckpoint& ckpt) {
   SpeechTower t;
   t.config = read_speech_tower_config(config, (dir / "config.json").string());
-  t.weights.set_source(dir.string());
-  for (const WeightSpec& spec : speech_tower_weights(t.config)) {
-    auto loc = ckpt.find(spec.name);
-    if (!loc.file) loc = ckpt.find("model." + spec.name);  // the module layout
-    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), spec.name);
-    check_weight_shape(loc.file->source(), spec.name, {spec.name, stored_shape(t.config, spec)}, loc.entry->shape);
-    t.weights.add(spec.name, loc.file->tensor_f32(*loc.entry).reshaped(spec.shape));
-  }
-  t.processor_config = dir / "preprocessor_config.json";
-  if (!std::filesystem::exists(t.processor_config))
-    throw_input_error("{}: no preprocessor_config.json (the feature extractor's settings)", dir.string());
+  t.weights = read_tower_tensors(dir, speech_tower_weights(t.config), ckpt, [&](const WeightSpec& spec) {
+    return TowerTensor{spec.name, stored_shape(t.config, spec)};
+  });
+  t.processor_config = tower_processor_config(dir, "the feature extractor's settings");
   return t;
 }
 
@@ -206,19 +199,8 @@ void add_speech_tower_config(const SpeechTowerConfig& c, json& config) {
 }
 
 std::vector<SafetensorsTensorToWrite> speech_tower_tensors(const SpeechTowerConfig& c, const Weights& weights) {
-  std::vector<SafetensorsTensorToWrite> out;
-  for (const WeightSpec& spec : speech_tower_weights(c)) {
-    const Tensor& t = weights.get(spec.name);
-    if (t.shape() != spec.shape)
-      throw_failure("speech tower: tensor {} has shape {}, expected {}", spec.name, shape_to_string(t.shape()),
-                    shape_to_string(spec.shape));
-    out.push_back({spec.name, DType::kF32, stored_shape(c, spec), [t] {
-                     std::vector<uint8_t> bytes(static_cast<size_t>(t.numel()) * sizeof(float));
-                     std::memcpy(bytes.data(), t.data<float>(), bytes.size());
-                     return bytes;
-                   }});
-  }
-  return out;
+  return tower_tensors_to_write("speech tower", speech_tower_weights(c), weights,
+                                [&](const WeightSpec& spec) { return TowerTensor{spec.name, stored_shape(c, spec)}; });
 }
 
 }  // namespace genai

@@ -1,13 +1,13 @@
 #include "model/vision_tower.h"
 
 #include <cmath>
-#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/tower_tensors.h"
 
 namespace genai {
 namespace {
@@ -61,13 +61,8 @@ const std::set<std::string>& bookkeeping_keys() {
   return k;
 }
 
-struct Stored {
-  std::string name;
-  Shape shape;
-};
-
 // Where the family's checkpoint keeps the canonical tensor `spec`, and in which shape.
-Stored stored_tensor(const VisionTowerConfig& c, const WeightSpec& spec) {
+TowerTensor stored_tensor(const VisionTowerConfig& c, const WeightSpec& spec) {
   namespace vn = vision_names;
   const Shape conv{c.dim, c.channels, c.patch_size, c.patch_size};
   if (c.family == VisionFamily::kSmolVlm) {
@@ -253,18 +248,9 @@ VisionTowerConfig read_vision_tower_config(const json& top, const std::string& f
 VisionTower load_vision_tower(const std::filesystem::path& dir, const json& config, const SafetensorsCheckpoint& ckpt) {
   VisionTower t;
   t.config = read_vision_tower_config(config, (dir / "config.json").string());
-  t.weights.set_source(dir.string());
-  for (const WeightSpec& spec : vision_tower_weights(t.config)) {
-    const Stored s = stored_tensor(t.config, spec);
-    auto loc = ckpt.find(s.name);
-    if (!loc.file && t.config.family == VisionFamily::kInternVl) loc = ckpt.find("model." + s.name);  // the module layout
-    if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), s.name);
-    check_weight_shape(loc.file->source(), s.name, {spec.name, s.shape}, loc.entry->shape);
-    t.weights.add(spec.name, loc.file->tensor_f32(*loc.entry).reshaped(spec.shape));
-  }
-  t.processor_config = dir / "preprocessor_config.json";
-  if (!std::filesystem::exists(t.processor_config))
-    throw_input_error("{}: no preprocessor_config.json (the image processor's settings)", dir.string());
+  t.weights = read_tower_tensors(dir, vision_tower_weights(t.config), ckpt,
+                                 [&](const WeightSpec& spec) { return stored_tensor(t.config, spec); });
+  t.processor_config = tower_processor_config(dir, "the image processor's settings");
   return t;
 }
 
@@ -304,20 +290,8 @@ void add_vision_tower_config(const VisionTowerConfig& c, json& config) {
 }
 
 std::vector<SafetensorsTensorToWrite> vision_tower_tensors(const VisionTowerConfig& c, const Weights& weights) {
-  std::vector<SafetensorsTensorToWrite> out;
-  for (const WeightSpec& spec : vision_tower_weights(c)) {
-    const Tensor& t = weights.get(spec.name);
-    if (t.shape() != spec.shape)
-      throw_failure("vision tower: tensor {} has shape {}, expected {}", spec.name, shape_to_string(t.shape()),
-                    shape_to_string(spec.shape));
-    const Stored s = stored_tensor(c, spec);
-    out.push_back({s.name, DType::kF32, s.shape, [t] {
-                     std::vector<uint8_t> bytes(static_cast<size_t>(t.numel()) * sizeof(float));
-                     std::memcpy(bytes.data(), t.data<float>(), bytes.size());
-                     return bytes;
-                   }});
-  }
-  return out;
+  return tower_tensors_to_write("vision tower", vision_tower_weights(c), weights,
+                                [&](const WeightSpec& spec) { return stored_tensor(c, spec); });
 }
 
 }  // namespace genai

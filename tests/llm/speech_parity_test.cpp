@@ -21,27 +21,14 @@
 #include "model/model.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
+#include "support/float_compare.h"
 #include "support/test_requirements.h"
 
 namespace genai {
 namespace {
 
-std::vector<float> read_floats(const std::string& path) {
-  const auto bytes = testing::read_bytes(path);
-  std::vector<float> v(bytes.size() / sizeof(float));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
-}
-
-double error_to_largest(const std::vector<float>& got, const std::vector<float>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double diff = 0.0, largest = 0.0;
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
-    largest = std::max(largest, static_cast<double>(std::fabs(want[i])));
-  }
-  return largest > 0.0 ? diff / largest : diff;
-}
+using testing::read_f32_file;
+using testing::relative_to_largest;
 
 TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   testing::TempDir dir;
@@ -66,7 +53,7 @@ TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   for (const auto& [name, t] : inputs) bound[name] = &t;
   const Tensor out = graph::interpret(*encoder, bound).at(std::string(graph::kAudioFeatures));
   std::vector<float> features(out.data<float>(), out.data<float>() + clip.audio_tokens * sc.text_dim);
-  const double feature_error = error_to_largest(features, read_floats(dir.file("features.f32")));
+  const double feature_error = relative_to_largest(features, read_f32_file(dir.file("features.f32")));
   EXPECT_LT(feature_error, 1e-4);
 
   const auto tokens = cs["tokens"].get<std::vector<int32_t>>();
@@ -76,10 +63,11 @@ TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   so.separate_embedding = true;
   auto session = make_graph_session(model, so);
   const auto text_tokens = cs["text_tokens"].get<std::vector<int32_t>>();
-  EXPECT_LT(error_to_largest(session->forward_all(text_tokens), read_floats(dir.file("text_logits.f32"))), 1e-4);
+  EXPECT_LT(relative_to_largest(session->forward_all(text_tokens), read_f32_file(dir.file("text_logits.f32"))), 1e-4);
   session->reset();
   const auto replaced = media_embedding_rows(tokens, sc.audio_token_id, features, sc.text_dim);
-  const double logit_error = error_to_largest(session->forward_all(tokens, replaced), read_floats(dir.file("logits.f32")));
+  const double logit_error =
+      relative_to_largest(session->forward_all(tokens, replaced), read_f32_file(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
   std::printf("granite speech parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", feature_error,
               logit_error);

@@ -20,28 +20,14 @@
 #include "orchestrator/image_processing.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
+#include "support/float_compare.h"
 #include "support/test_requirements.h"
 
 namespace genai {
 namespace {
 
-std::vector<float> read_f32_file(const std::string& path) {
-  const auto bytes = testing::read_bytes(path);
-  std::vector<float> v(bytes.size() / sizeof(float));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
-}
-
-// max |got - want| over max |want|.
-double relative_to_largest(const std::vector<float>& got, const std::vector<float>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double diff = 0.0, largest = 0.0;
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
-    largest = std::max(largest, static_cast<double>(std::fabs(want[i])));
-  }
-  return largest > 0.0 ? diff / largest : diff;
-}
+using testing::read_f32_file;
+using testing::relative_to_largest;
 
 class VlmParity : public ::testing::TestWithParam<std::string> {};
 
@@ -85,7 +71,8 @@ TEST_P(VlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   so.separate_embedding = true;
   auto session = make_graph_session(model, so);
   const auto rows = media_embedding_rows(tokens, vc.image_token_id, features, vc.text_dim);
-  const double logit_error = relative_to_largest(session->forward_all(tokens, rows), read_f32_file(dir.file("logits.f32")));
+  const double logit_error =
+      relative_to_largest(session->forward_all(tokens, rows), read_f32_file(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
   std::printf("%s parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", GetParam().c_str(),
               feature_error, logit_error);

@@ -23,13 +23,6 @@
 namespace genai::media {
 namespace {
 
-std::vector<float> read_floats(const std::string& path) {
-  const auto bytes = testing::read_bytes(path);
-  std::vector<float> v(bytes.size() / sizeof(float));
-  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-  return v;
-}
-
 TEST(SmolVlmImage, PixelValuesEqualTransformersPillowPathForEveryImageKindAndConfig) {
   testing::TempDir dir;
   const auto ref = testing::run_process({"python3", testing::python_script("smolvlm_image_reference.py"), dir.path()});
@@ -40,7 +33,7 @@ TEST(SmolVlmImage, PixelValuesEqualTransformersPillowPathForEveryImageKindAndCon
     SCOPED_TRACE(c["values"].get<std::string>());
     const RgbImage image = read_image(dir.file(c["image"].get<std::string>()));
     const ProcessedImage got = preprocess_smolvlm(image, smolvlm_image_config(c["config"], "case config"));
-    const auto want = read_floats(dir.file(c["values"].get<std::string>()));
+    const auto want = testing::read_f32_file(dir.file(c["values"].get<std::string>()));
     EXPECT_EQ(got.rows, c["rows"].get<int64_t>());
     EXPECT_EQ(got.cols, c["cols"].get<int64_t>());
     const auto shape = c["shape"].get<std::vector<int64_t>>();

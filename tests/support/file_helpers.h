@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,14 @@ namespace genai::testing {
 inline std::vector<uint8_t> read_bytes(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The file's bytes as float32 values (the references' raw .f32 outputs); empty when unreadable.
+inline std::vector<float> read_f32_file(const std::filesystem::path& p) {
+  const std::vector<uint8_t> bytes = read_bytes(p);
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
 }
 
 // The whole file as text; empty when it cannot be read.
