@@ -5,6 +5,7 @@
 #include "core/mapped_file.h"
 #include "formats/safetensors_file.h"
 #include "model/hf_config.h"
+#include "model/lora_adapter.h"
 #include "model/loaders.h"
 #include "model/rotary_layout.h"
 #include "model/weight_layout.h"
@@ -80,6 +81,13 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     // Granite Speech's head is its own (GraniteSpeechForConditionalGeneration.lm_head): the text
     // model's logits_scaling, which GraniteForCausalLM divides by, is not applied.
     c.logits_scaling = 1.0f;
+    // Its text model's audio adapter, which transformers enables whenever audio is given: the
+    // compiled decoder serves audio prompts, so the adapter is merged (text-only prompts too run
+    // with it, where transformers would switch it off).
+    if (m.speech->config.lora_adapter) {
+      const int64_t merged = merge_lora_adapter(dir, c, m.weights);
+      log::info("{}: LoRA adapter merged into {} decoder weights", dir.string(), merged);
+    }
   }
   if (is_vision_language_config(top))
     m.vision = std::make_shared<const VisionTower>(load_vision_tower(dir, top, ckpt));

@@ -155,10 +155,10 @@ SpeechTowerConfig read_speech_tower_config(const json& top, const std::string& f
     if (!e->is_number() || e->get<double>() <= 0.0) throw_input_error("{}: layer_norm_eps must be a positive number", ps);
     c.q_norm_eps = e->get<float>();
   }
-  if (top.value("has_lora_adapter", false))
-    throw_input_error("{}: has_lora_adapter = true is not supported yet (the text model's LoRA adapter, active with "
-                      "audio only)",
-                      file);
+  if (auto lora = top.find("has_lora_adapter"); lora != top.end()) {
+    if (!lora->is_boolean()) throw_input_error("{}: has_lora_adapter must be true or false, not {}", file, lora->dump());
+    c.lora_adapter = lora->get<bool>();
+  }
   c.window = positive(top, "window_size", file);
   c.downsample = positive(top, "downsample_rate", file);
   c.audio_token_id = static_cast<int32_t>(positive(top, "audio_token_index", file));

@@ -29,6 +29,9 @@ struct SpeechTowerConfig {
   int64_t window = 15, downsample = 5;
   int64_t text_dim = 0;
   int32_t audio_token_id = -1;
+  // has_lora_adapter: the folder's PEFT adapter for the text model (model/lora_adapter.h), which
+  // transformers switches on when audio is given; merged into the decoder at load.
+  bool lora_adapter = false;
 
   int64_t queries() const { return window / downsample; }
   int64_t inner_dim() const { return n_heads * head_dim; }

@@ -4,7 +4,8 @@
 // the projector's output for it and the logits of a token sequence whose <|audio|> tokens take
 // them. Our loader, features, audio encoder graph (float interpreter, in a graph longer than the
 // clip) and the decoder session with replaced embeddings (granite's embedding multiplier applies
-// to them too) must agree: features and logits within 1e-4 of their largest magnitude.
+// to them too) must agree: features and logits within 1e-4 of their largest magnitude; and with a
+// random LoRA adapter in the folder (merged at load), the logits PEFT gives running it unmerged.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,8 +70,17 @@ TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   const double logit_error =
       relative_to_largest(session->forward_all(tokens, replaced), read_f32_file(dir.file("logits.f32")));
   EXPECT_LT(logit_error, 1e-4);
-  std::printf("granite speech parity: features %.3g, logits %.3g (relative to the largest magnitude)\n", feature_error,
-              logit_error);
+
+  // The folder with its LoRA adapter (has_lora_adapter): merged at load, the logits PEFT gives
+  // with the adapter running beside the weights; the adapter moves them well past the tolerance.
+  const auto adapted = std::make_shared<const Model>(load_model(dir.file("model_lora"), load));
+  auto adapted_session = make_graph_session(adapted, so);
+  const std::vector<float> lora_want = read_f32_file(dir.file("lora_logits.f32"));
+  const double lora_error = relative_to_largest(adapted_session->forward_all(tokens, replaced), lora_want);
+  EXPECT_LT(lora_error, 1e-4);
+  EXPECT_GT(relative_to_largest(read_f32_file(dir.file("logits.f32")), lora_want), 1e-2);
+  std::printf("granite speech parity: features %.3g, logits %.3g, with LoRA %.3g (relative to the largest magnitude)\n",
+              feature_error, logit_error, lora_error);
 }
 
 }  // namespace

@@ -7,10 +7,15 @@ as speech_features_reference.py runs it):
   features.f32  the projector's output, [audio tokens, text_hidden] float32
   logits.f32    the logits of one forward over a token sequence whose <|audio|> tokens take them
   text_logits.f32  the logits of a text-only sequence (the text model alone)
+  lora_logits.f32  the merged sequence's logits with a random PEFT LoRA adapter on the text model's
+                q_proj and v_proj (as Granite Speech ships one), the model and adapter in
+                OUT_DIR/model_lora (has_lora_adapter true, adapter_config.json,
+                adapter_model.safetensors); PEFT runs the adapter unmerged
   case.json     tokens, audio_tokens, rows (the extractor's feature rows), text_hidden, vocab, audio_token_id
 """
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -70,6 +75,22 @@ def main():
         logits = model(input_ids=torch.tensor([tokens]), input_features=features_in,
                        input_features_mask=extracted["input_features_mask"]).logits[0]
         text_logits = model(input_ids=torch.tensor([TEXT_TOKENS])).logits[0]
+    lora_dir = os.path.join(out, "model_lora")
+    shutil.copytree(model_dir, lora_dir)
+    with open(os.path.join(lora_dir, "config.json")) as f:
+        lora_config = json.load(f)
+    lora_config["has_lora_adapter"] = True
+    with open(os.path.join(lora_dir, "config.json"), "w") as f:
+        json.dump(lora_config, f, indent=2)
+    from peft import LoraConfig, get_peft_model
+    torch.manual_seed(1)
+    adapted = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                               init_lora_weights=False)).eval()  # B random, not zero
+    adapted.save_pretrained(lora_dir)
+    with torch.no_grad():
+        lora_logits = adapted(input_ids=torch.tensor([tokens]), input_features=features_in,
+                              input_features_mask=extracted["input_features_mask"]).logits[0]
+    lora_logits.numpy().astype("<f4").tofile(os.path.join(out, "lora_logits.f32"))
     text_logits.numpy().astype("<f4").tofile(os.path.join(out, "text_logits.f32"))
     projected.numpy().astype("<f4").tofile(os.path.join(out, "features.f32"))
     logits.numpy().astype("<f4").tofile(os.path.join(out, "logits.f32"))
