@@ -216,6 +216,12 @@ class Exporter {
   // A float use of value `v` (int32 values are used as they are).
   std::string use(ValueId v) {
     const auto& val = g_.value(v);
+    if (val.kind == ValueKind::kConstant && val.constant->dtype() == DType::kI32) {  // gather ids: as they are
+      const Tensor& t = *val.constant;
+      add_ints(val.name, kInt32, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+               std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.numel()));
+      return val.name;
+    }
     if (val.kind == ValueKind::kWeight || val.kind == ValueKind::kConstant) return constant_operand(v);
     if (qname_[static_cast<size_t>(v)].empty())
       throw_failure("qnn export: graph {}: value {} used before it is defined", g_.name(), val.name);
