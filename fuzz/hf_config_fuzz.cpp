@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <span>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "fuzz/fuzz_files.h"
 #include "model/hf_config.h"
