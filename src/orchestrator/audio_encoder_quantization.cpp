@@ -5,11 +5,9 @@
 #include <numbers>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "graph/speech_encoder_graph.h"
 #include "media/speech_features.h"
 #include "media/wav_file.h"
-#include "quant/encoder_quantization.h"
 
 namespace genai::orchestrator {
 namespace {
@@ -61,37 +59,25 @@ pipeline::GraphBundle float_audio_encoder_bundle(const Model& model) {
   return pipeline::GraphBundle(g, std::move(inputs), std::move(md), std::nullopt);
 }
 
-AudioEncoderQuantization quantize_audio_encoder(std::shared_ptr<const Model> model,
-                                                const std::vector<std::string>& audio_paths) {
+EncoderQuantization quantize_audio_encoder(std::shared_ptr<const Model> model, const std::vector<std::string>& audio_paths) {
   const auto t0 = std::chrono::steady_clock::now();
   const SpeechTower& tower = *model->speech;
   const media::SpeechFeatureConfig features = media::read_speech_feature_config(tower.processor_config);
   const int64_t rows = graph::speech_encoder_rows(tower.config);
   const int64_t capacity = graph::speech_encoder_capacity(tower.config, rows);
-  AudioEncoderQuantization r{float_audio_encoder_bundle(*model), "", 0, 0.0, 0.0, ""};
   std::vector<std::pair<std::string, media::AudioClip>> clips;
   if (audio_paths.empty()) {
     for (auto& c : generated_clips(features.sampling_rate, (capacity * 2 - 2) * features.hop_length))
       clips.emplace_back("generated audio", std::move(c));
-    r.source = "generated audio";
   } else {
     for (const auto& path : audio_paths) clips.emplace_back(path, media::read_wav(path));
-    r.source = "--audio_path";
   }
   std::vector<graph::TensorMap> samples;
   for (const auto& [origin, clip] : clips)
     samples.push_back(graph::speech_encoder_inputs(media::speech_features(clip, features, origin), tower.config, rows));
-  const quant::Recipe recipe = quant::recipe_from_spelling("16a8w");
-  const auto g = r.bundle.graph();
-  const quant::QuantizedEncoder q = quant::quantize_encoder(g, samples, recipe, audio_metadata(tower.config, rows));
-  r.bundle = q.bundle;
-  r.recipe = recipe.name;
-  r.clips = static_cast<int64_t>(samples.size());
-  r.sqnr_db = quant::qdq_output_sqnr_db(g, q.encodings, samples, std::string(graph::kAudioFeatures));
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log::info("audio encoder: {} on {} clips ({}), embeddings SQNR {:.1f} dB, {:.1f} s", r.recipe, r.clips, r.source, r.sqnr_db,
-            r.seconds);
-  return r;
+  return quantize_encoder_bundle(float_audio_encoder_bundle(*model), samples, audio_metadata(tower.config, rows),
+                                 std::string(graph::kAudioFeatures), audio_paths.empty() ? "generated audio" : "--audio_path",
+                                 t0, "audio encoder", "clips");
 }
 
 }  // namespace genai::orchestrator

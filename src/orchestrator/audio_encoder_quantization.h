@@ -8,23 +8,15 @@
 #include <vector>
 
 #include "model/model.h"
+#include "orchestrator/encoder_quantization_step.h"
 #include "pipeline/graph_bundle.h"
 
 namespace genai::orchestrator {
 
-struct AudioEncoderQuantization {
-  pipeline::GraphBundle bundle;
-  std::string recipe;
-  int64_t clips = 0;
-  double sqnr_db = 0.0;
-  double seconds = 0.0;
-  std::string source;  // "--audio_path" or "generated audio"
-};
-
 // The encoder's float graph with its metadata (the fp16 / GPU programs).
 pipeline::GraphBundle float_audio_encoder_bundle(const Model& model);
 // InputError naming the file for an unreadable or unsuitable --audio_path clip.
-AudioEncoderQuantization quantize_audio_encoder(std::shared_ptr<const Model> model,
-                                                const std::vector<std::string>& audio_paths);
+// Samples: clips; source "--audio_path" or "generated audio".
+EncoderQuantization quantize_audio_encoder(std::shared_ptr<const Model> model, const std::vector<std::string>& audio_paths);
 
 }  // namespace genai::orchestrator

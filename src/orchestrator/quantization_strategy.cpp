@@ -152,23 +152,21 @@ class Quantization final : public QuantizationStrategy {
 
     QuantizationOutputConfig out;
     if (q) out.bundles = q->bundles;
-    // A vision model's encoder: its own graph, calibration and recipe, beside the decoder's.
-    if (q && in.model->vision) {
-      const VisionEncoderQuantization v = quantize_vision_encoder(in.model, o.get_list("image_path"));
-      out.bundles.emplace(GraphName::kVisionEncoder, v.bundle);
-      notes["vision_encoder"] = {{"recipe", v.recipe}, {"calibration_tiles", v.tiles}, {"calibration_source", v.source},
-                                 {"sqnr_db", finite(v.sqnr_db)}, {"seconds", v.seconds}};
-      notes["graphs"].push_back(std::string(graph_name_str(GraphName::kVisionEncoder)));
-      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; vision encoder {} SQNR {:.1f} dB", v.recipe, v.sqnr_db);
-    }
-    if (q && in.model->speech) {  // likewise a speech model's audio encoder
-      const AudioEncoderQuantization a = quantize_audio_encoder(in.model, o.get_list("audio_path"));
-      out.bundles.emplace(GraphName::kAudioEncoder, a.bundle);
-      notes["audio_encoder"] = {{"recipe", a.recipe}, {"calibration_clips", a.clips}, {"calibration_source", a.source},
-                                {"sqnr_db", finite(a.sqnr_db)}, {"seconds", a.seconds}};
-      notes["graphs"].push_back(std::string(graph_name_str(GraphName::kAudioEncoder)));
-      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; audio encoder {} SQNR {:.1f} dB", a.recipe, a.sqnr_db);
-    }
+    // A vision or speech model's encoder: its own graph, calibration and recipe, beside the decoder's.
+    auto add_encoder = [&](GraphName name, const EncoderQuantization& e, const char* unit, const char* label) {
+      out.bundles.emplace(name, e.bundle);
+      const std::string graph(graph_name_str(name));
+      notes[graph] = {{"recipe", e.recipe}, {fmt::format("calibration_{}", unit), e.samples}, {"calibration_source", e.source},
+                      {"sqnr_db", finite(e.sqnr_db)}, {"seconds", e.seconds}};
+      notes["graphs"].push_back(graph);
+      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; {} {} SQNR {:.1f} dB", label, e.recipe, e.sqnr_db);
+    };
+    if (q && in.model->vision)
+      add_encoder(GraphName::kVisionEncoder, quantize_vision_encoder(in.model, o.get_list("image_path")), "tiles",
+                  "vision encoder");
+    if (q && in.model->speech)
+      add_encoder(GraphName::kAudioEncoder, quantize_audio_encoder(in.model, o.get_list("audio_path")), "clips",
+                  "audio encoder");
     return out;
   }
 

@@ -5,12 +5,10 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "core/log.h"
 #include "graph/interpreter.h"
 #include "graph/vision_encoder_graph.h"
 #include "media/image_file.h"
 #include "orchestrator/image_processing.h"
-#include "quant/encoder_quantization.h"
 
 namespace genai::orchestrator {
 namespace {
@@ -64,19 +62,15 @@ pipeline::GraphBundle float_vision_encoder_bundle(const Model& model) {
   return pipeline::GraphBundle(g, std::move(inputs), std::move(md), std::nullopt);
 }
 
-VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> model,
-                                                  const std::vector<std::string>& image_paths) {
+EncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> model, const std::vector<std::string>& image_paths) {
   const auto t0 = std::chrono::steady_clock::now();
   const VisionTower& tower = *model->vision;
   const ImageProcessing processing(tower.config.family, tower.processor_config);
-  VisionEncoderQuantization r{float_vision_encoder_bundle(*model), "", 0, 0.0, 0.0, ""};
   std::vector<media::RgbImage> images;
   if (image_paths.empty()) {
     images = generated_images(tower.config.image_size);
-    r.source = "generated images";
   } else {
     for (const auto& path : image_paths) images.push_back(media::read_image(path));
-    r.source = "--image_path";
   }
   const int64_t M = tower.config.image_size, values = tower.config.channels * M * M;
   std::vector<graph::TensorMap> samples;
@@ -91,18 +85,9 @@ VisionEncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> m
       samples.push_back({{std::string(graph::kPixelValues), std::move(pixels)}});
     }
   }
-  quant::Recipe recipe = quant::recipe_from_spelling("16a8w");
-  const auto g = r.bundle.graph();
-  quant::QuantizedEncoder q = quant::quantize_encoder(g, samples, recipe,
-                                                      vision_metadata(tower.config));
-  r.bundle = q.bundle;
-  r.recipe = recipe.name;
-  r.tiles = static_cast<int64_t>(samples.size());
-  r.sqnr_db = quant::qdq_output_sqnr_db(g, q.encodings, samples, std::string(graph::kImageFeatures));
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log::info("vision encoder: {} on {} tiles ({}), features SQNR {:.1f} dB, {:.1f} s", r.recipe, r.tiles, r.source, r.sqnr_db,
-            r.seconds);
-  return r;
+  return quantize_encoder_bundle(float_vision_encoder_bundle(*model), samples, vision_metadata(tower.config),
+                                 std::string(graph::kImageFeatures), image_paths.empty() ? "generated images" : "--image_path",
+                                 t0, "vision encoder", "tiles");
 }
 
 }  // namespace genai::orchestrator
