@@ -43,6 +43,8 @@ AudioEncoder::AudioEncoder(std::unique_ptr<MethodRunner> runner) : runner_(std::
 AudioEncoder::~AudioEncoder() = default;
 
 std::vector<float> AudioEncoder::encode(const media::SpeechFeatures& clip) {
+  if (clip.audio_tokens > tokens_)
+    throw_failure("internal: {} audio tokens from a graph of {}", clip.audio_tokens, tokens_);
   const graph::TensorMap inputs = graph::speech_encoder_inputs(clip, width_, context_, capacity_, rows_);
   std::vector<runtime::BufferRef> in;
   for (auto& io : in_) {
@@ -53,8 +55,6 @@ std::vector<float> AudioEncoder::encode(const media::SpeechFeatures& clip) {
   runner_->run(kAudioMethod, in, std::span(&out, 1));
   std::vector<float> all(static_cast<size_t>(tokens_ * dim_));
   out_->read(all.data());
-  if (clip.audio_tokens > tokens_)
-    throw_failure("internal: {} audio tokens from a graph of {}", clip.audio_tokens, tokens_);
   all.resize(static_cast<size_t>(clip.audio_tokens * dim_));
   return all;
 }

@@ -59,6 +59,8 @@ struct SessionSource {
   nlohmann::json source;
   bool static_graphs = false;  // the float model's --model_mode graphs
   nlohmann::json compiled_options;  // the options the programs were compiled with (manifest), or null
+  // Which encoders the model has; each is loaded only for a run that gives its media.
+  bool has_vision = false, has_audio = false;
   // A vision-language model's encoder, its image processor's settings and its image token.
   std::unique_ptr<ImageEncoder> image_encoder;
   std::optional<ImageProcessing> image_processing;
@@ -101,7 +103,12 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.max_context_len = info.max_context_len;
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
-  if (auto vision = dir.artifacts.find(ArtifactKey::kVisionEncoder); vision != dir.artifacts.end()) {
+  const options::OptionValues& o = in.inference_options;
+  auto vision = dir.artifacts.find(ArtifactKey::kVisionEncoder);
+  auto audio = dir.artifacts.find(ArtifactKey::kAudioEncoder);
+  s.has_vision = vision != dir.artifacts.end();
+  s.has_audio = audio != dir.artifacts.end();
+  if (s.has_vision && !o.get_list("image_path").empty()) {
     auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(vision->second, dir.checksum_of(vision->second)));
     const auto token = runner->constant_int("get_image_token_id");
     const auto family = runner->program().constant_string("get_vision_family");
@@ -114,7 +121,7 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
     s.image_processing.emplace(vision_family_from_name(*family, vision->second.string()), *dir.processor_path);
     s.image_encoder = std::make_unique<ImageEncoder>(std::move(runner));
   }
-  if (auto audio = dir.artifacts.find(ArtifactKey::kAudioEncoder); audio != dir.artifacts.end()) {
+  if (s.has_audio && !o.get_list("audio_path").empty()) {
     auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(audio->second, dir.checksum_of(audio->second)));
     const auto token = runner->constant_int("get_audio_token_id");
     if (!token) throw_input_error("{}: no get_audio_token_id constant", audio->second.string());
@@ -153,12 +160,14 @@ SessionSource float_source(const InferenceInputConfig& in) {
   s.kv_io_dtype = "float32";
   const auto& vision = in.model->vision;
   const auto& speech = in.model->speech;
-  if (speech) {
+  s.has_vision = vision != nullptr;
+  s.has_audio = speech != nullptr;
+  if (speech && !o.get_list("audio_path").empty()) {
     s.audio_encoder = make_graph_audio_encoder(speech, graph::speech_encoder_rows(speech->config));
     s.audio_features = media::read_speech_feature_config(speech->processor_config);
     s.audio_token_id = speech->config.audio_token_id;
   }
-  if (vision) {
+  if (vision && !o.get_list("image_path").empty()) {
     s.image_encoder = make_graph_image_encoder(vision);
     s.image_processing.emplace(vision->config.family, vision->processor_config);
     s.image_token_id = vision->config.image_token_id;
@@ -230,22 +239,22 @@ class Inference final : public InferenceStrategy {
     g.lookahead = lookahead_setting(o, src.compiled_options);
     // Media the model has no encoder for: name what it does take.
     auto no_encoder = [&](std::string_view option, std::string_view encoder) {
-      const char* takes = src.image_encoder ? " (it takes --image_path)" : src.audio_encoder ? " (it takes --audio_path)" : " (a text-only model)";
+      const char* takes = src.has_vision ? " (it takes --image_path)" : src.has_audio ? " (it takes --audio_path)" : " (a text-only model)";
       throw_input_error("{}: {} has no {} encoder{}{}", option, src.program, encoder, programs ? " among its artifacts" : "", takes);
     };
-    double image_ms = 0.0;
-    if (const std::vector<std::string> images = o.get_list("image_path"); !images.empty()) {
-      if (!src.image_encoder) no_encoder("--image_path", "vision");
+    const std::vector<std::string> images = o.get_list("image_path"), clips = o.get_list("audio_path");
+    if (!images.empty() && !src.has_vision) no_encoder("--image_path", "vision");
+    if (!clips.empty() && !src.has_audio) no_encoder("--audio_path", "audio");
+    if (!images.empty() && !clips.empty()) throw_input_error("--audio_path and --image_path: a model takes one kind of media");
+    double image_ms = 0.0, audio_ms = 0.0;
+    if (!images.empty()) {
       const auto i0 = Clock::now();
       g.media = prompt_images(images, *src.image_encoder, *src.image_processing, src.image_token_id);
       image_ms = std::chrono::duration<double, std::milli>(Clock::now() - i0).count();
       notes["images"] = images.size();
       notes["image_ms"] = image_ms;
     }
-    double audio_ms = 0.0;
-    if (const std::vector<std::string> clips = o.get_list("audio_path"); !clips.empty()) {
-      if (!src.audio_encoder) no_encoder("--audio_path", "audio");
-      if (g.media) throw_input_error("--audio_path and --image_path: a model takes one kind of media");
+    if (!clips.empty()) {
       const auto a0 = Clock::now();
       g.media = prompt_audio(clips, *src.audio_encoder, *src.audio_features, src.audio_token_id);
       audio_ms = std::chrono::duration<double, std::milli>(Clock::now() - a0).count();
@@ -271,12 +280,12 @@ class Inference final : public InferenceStrategy {
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
-    if (g.media && image_ms > 0.0) {
+    if (!images.empty()) {
       result.stats.images = static_cast<int64_t>(g.media->expansions.size());
       result.stats.image_tiles = g.media->tiles;
       result.stats.image_ms = image_ms;
     }
-    if (g.media && audio_ms > 0.0) {
+    if (!clips.empty()) {
       result.stats.audio_clips = static_cast<int64_t>(g.media->expansions.size());
       result.stats.audio_ms = audio_ms;
     }
@@ -295,8 +304,8 @@ class Inference final : public InferenceStrategy {
                                {"decode_tok_s", s.decode_tok_s()},
                                {"prompt_tokens", static_cast<double>(s.prompt_tokens)},
                                {"generated_tokens", static_cast<double>(s.generated_tokens)}};
-    if (image_ms > 0.0) out.performance_metrics["image_encode_ms"] = image_ms;
-    if (audio_ms > 0.0) out.performance_metrics["audio_encode_ms"] = audio_ms;
+    if (!images.empty()) out.performance_metrics["image_encode_ms"] = image_ms;
+    if (!clips.empty()) out.performance_metrics["audio_encode_ms"] = audio_ms;
     const nlohmann::json report = generation_json(result, peak_rss_mb());
     notes["stats"] = report.at("stats");
     notes["peak_rss_mb"] = report.at("peak_rss_mb");
