@@ -6,6 +6,7 @@
 #include "backends/qnn/onnx_export.h"
 #include "backends/qnn/qnn_backend.h"
 #include "backends/qnn/qnn_bridge.h"
+#include "backends/qnn/qnn_graph_rename.h"
 #include "backends/qnn/qnn_payload.h"
 #include "backends/qnn/qnn_provider_options.h"
 #include "core/error.h"
@@ -66,9 +67,15 @@ class QnnLoweringBackend final : public compile::Backend {
               t.soc, t.arch, compiled.ep_sdk_version,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
+    // ExecuTorch's QnnBackend runs the graph named after the method (qnn_graph_rename.h).
     std::vector<std::vector<uint8_t>> payloads;
-    for (const std::string& b : compiled.binaries) {
-      const std::span bin(reinterpret_cast<const uint8_t*>(b.data()), b.size());
+    for (size_t b = 0; b < compiled.binaries.size(); ++b) {
+      std::vector<QnnGraphRename> renames;
+      for (size_t i = 0; i < graphs.size(); ++i)
+        if (compiled.graphs.at(i).binary == b) renames.push_back({compiled.graphs[i].graph, graphs[i].method_name});
+      const std::string& raw = compiled.binaries[b];
+      const std::vector<uint8_t> bin =
+          rename_qnn_graphs(std::span(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), renames);
       check_qnn_binary_target(bin, t.soc, t.arch, "--lowering qnn");
       payloads.push_back(make_qnn_payload(bin));
     }
@@ -85,7 +92,7 @@ class QnnLoweringBackend final : public compile::Backend {
     const QnnGraphInfo& info = compiled.graphs.at(index);
     QnnMethodGraph record;
     record.method = method;
-    record.graph = info.graph;
+    record.graph = method;  // renamed in the binary by lower_group
     record.weight_shared = share || t.provider.enable_htp_weight_sharing;
     record.target_soc = t.soc;
     record.target_arch = t.arch;
