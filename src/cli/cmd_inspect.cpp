@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/qnn/qnn_graph_rename.h"
 #include "backends/qnn/qnn_payload.h"
 #include "cli/command.h"
 #include "core/error.h"
@@ -82,9 +83,10 @@ std::optional<json> qnn_options(const std::string& file, const Method& m, const 
   }
 }
 
-// A QnnBackend payload: the custom-protocol header as read (magic, signature, size, each judged)
-// and the target its context binary records.
-json qnn_payload_json(const Delegate& d) {
+// A QnnBackend payload: the custom-protocol header as read (magic, signature, size, each judged),
+// the target its context binary records, and whether the binary holds a graph named after the
+// method (what ExecuTorch's QnnBackend looks the method's tensors up by).
+json qnn_payload_json(const Delegate& d, std::string_view method) {
   namespace q = backends::qnn;
   const auto bytes = d.processed.bytes();
   const auto h = q::read_qnn_payload_header(bytes);
@@ -98,9 +100,13 @@ json qnn_payload_json(const Delegate& d) {
   j["size_ok"] = bytes.size() >= q::kQnnPayloadHeaderBytes && h->binary_size == bytes.size() - q::kQnnPayloadHeaderBytes;
   j["valid"] = j["magic_ok"].get<bool>() && j["size_ok"].get<bool>();
   j["binary_target"] = nullptr;
-  if (j["valid"].get<bool>())
-    if (auto t = q::qnn_binary_target(bytes.subspan(q::kQnnPayloadHeaderBytes)))
+  j["graph_named_after_method"] = false;
+  if (j["valid"].get<bool>()) {
+    const auto binary = bytes.subspan(q::kQnnPayloadHeaderBytes);
+    if (auto t = q::qnn_binary_target(binary))
       j["binary_target"] = {{"soc_model", t->soc}, {"htp_arch", fmt::format("V{}", t->arch)}};
+    j["graph_named_after_method"] = q::count_qnn_name_records(binary, method) > 0;
+  }
   return j;
 }
 
@@ -140,7 +146,7 @@ json method_json(const std::string& file, const Method& m, PayloadIds& ids) {
                          {"processed_size", d.processed.size()},
                          {"payload", d.processed.empty() ? json(nullptr) : json(payload_id(ids, d))},
                          {"qnn_options", qnn ? *qnn : json(nullptr)}});
-    if (d.id == backends::qnn::kQnnDelegateId) delegates.back()["qnn_payload"] = qnn_payload_json(d);
+    if (d.id == backends::qnn::kQnnDelegateId) delegates.back()["qnn_payload"] = qnn_payload_json(d, m.name);
   }
   j["delegates"] = delegates;
   j["non_const_buffer_sizes"] = m.non_const_buffer_sizes;
@@ -246,7 +252,7 @@ std::string program_text(const std::string& file, const LoadedProgram& p) {
     for (const auto& d : m.delegates) {
       t += fmt::format("  delegate {}: payload {} bytes\n", d.id, d.processed.size());
       if (d.id == backends::qnn::kQnnDelegateId)
-        t += fmt::format("    qnn payload: {}\n", qnn_payload_json(d).dump());
+        t += fmt::format("    qnn payload: {}\n", qnn_payload_json(d, m.name).dump());
       for (const auto& s : d.compile_specs) t += fmt::format("    compile spec {}: {} bytes\n", s.key, s.value.size());
       if (auto qnn = qnn_options(file, m, d))
         t += fmt::format("    qnn options: {}\n", qnn->dump(-1, ' ', false, json::error_handler_t::replace));
