@@ -32,7 +32,13 @@ void ProgramMethodRunner::add_program(std::unique_ptr<runtime::ProgramInstance> 
   for (const auto& name : program->method_names())
     if (has_method(name))
       throw_input_error("{}: method {} is also in {}", program->path().string(), name, owner(name).path().string());
+  name_unnamed_methods(*program);
   more_.push_back(std::move(program));
+}
+
+void ProgramMethodRunner::name_unnamed_methods(const runtime::ProgramInstance& program) {
+  for (const auto& name : program.method_names())
+    if (auto s = name_by_upstream_layout(program.inputs(name), program.outputs(name))) named_.emplace(name, std::move(*s));
 }
 
 std::string ProgramMethodRunner::context_source() const {

@@ -4,23 +4,33 @@
 // text_decoder: upstream's separate .pte per artifact key); constants are the first program's.
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "llm/method_runner.h"
+#include "llm/upstream_decoder_io.h"
 #include "runtime/program_instance.h"
 
 namespace genai {
 
 class ProgramMethodRunner : public MethodRunner {
  public:
-  explicit ProgramMethodRunner(std::unique_ptr<runtime::ProgramInstance> program) : program_(std::move(program)) {}
+  explicit ProgramMethodRunner(std::unique_ptr<runtime::ProgramInstance> program) : program_(std::move(program)) {
+    name_unnamed_methods(*program_);
+  }
 
   std::string origin() const override { return program_->path().string(); }
   std::string context_source() const override;
   std::vector<std::string> method_names() const override;
   bool has_method(std::string_view method) const override;
-  const std::vector<runtime::IoDesc>& inputs(std::string_view method) const override { return owner(method).inputs(method); }
-  const std::vector<runtime::IoDesc>& outputs(std::string_view method) const override { return owner(method).outputs(method); }
+  const std::vector<runtime::IoDesc>& inputs(std::string_view method) const override {
+    const auto it = named_.find(method);
+    return it != named_.end() ? it->second.inputs : owner(method).inputs(method);
+  }
+  const std::vector<runtime::IoDesc>& outputs(std::string_view method) const override {
+    const auto it = named_.find(method);
+    return it != named_.end() ? it->second.outputs : owner(method).outputs(method);
+  }
   void run(std::string_view method, std::span<const runtime::BufferRef> inputs,
            std::span<const runtime::BufferRef> outputs) override {
     owner(method).execute(method, inputs, outputs);
@@ -36,9 +46,13 @@ class ProgramMethodRunner : public MethodRunner {
  private:
   // The program holding `method` (the first one when none does: its error names the methods).
   runtime::ProgramInstance& owner(std::string_view method) const;
+  // Methods whose program names none of their tensors get upstream's positional names
+  // (llm/upstream_decoder_io.h), as upstream's runner knows them.
+  void name_unnamed_methods(const runtime::ProgramInstance& program);
 
   std::unique_ptr<runtime::ProgramInstance> program_;
   std::vector<std::unique_ptr<runtime::ProgramInstance>> more_;
+  std::map<std::string, DecoderSignature, std::less<>> named_;
 };
 
 }  // namespace genai

@@ -32,6 +32,7 @@
 #include "backends/qnn/qnn_payload.h"
 #include "core/error.h"
 #include "pte/program_reader.h"
+#include "pte/program_writer.h"
 #include "runtime/program_instance.h"
 #include "support/cli_runner.h"
 #include "support/test_requirements.h"
@@ -55,6 +56,18 @@ std::map<std::string, std::vector<char>> dir_files(const std::string& dir) {
   std::map<std::string, std::vector<char>> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files[e.path().filename().string()] = file_bytes(e.path().string());
   return files;
+}
+
+// `pte` rewritten as upstream's toolchain writes a program: without our QNN graph records (named
+// data qnn_graph_<method>) and without tensor names.
+void write_upstream_shaped(const std::string& pte, const std::string& out) {
+  pte::Program p = pte::read_program(pte).program;
+  const size_t records = std::erase_if(p.named_data, [](const pte::NamedData& d) { return d.key.starts_with("qnn_graph_"); });
+  ASSERT_GT(records, 0u);
+  for (auto& m : p.methods)
+    for (auto& v : m.values)
+      if (auto* t = std::get_if<pte::TensorValue>(&v); t && t->extra) t->extra->fully_qualified_name.clear();
+  pte::write_program(out, p);
 }
 
 class QnnLowering : public ::testing::Test {
@@ -117,6 +130,8 @@ TEST_F(QnnLowering, DeviceBuildSharesOnePayloadAndRecordsItsTarget) {
     EXPECT_EQ((*d)["qnn_options"]["htp_arch"], "V75");
     EXPECT_EQ((*d)["qnn_options"]["backend_type"], "htp");
     EXPECT_TRUE((*d)["qnn_options"]["use_weight_sharing"].get<bool>());
+    // ExecuTorch's QnnBackend finds a method's graph by the method's name.
+    EXPECT_TRUE((*d)["qnn_payload"]["graph_named_after_method"].get<bool>());
   }
   EXPECT_EQ(kv["payload"], pf["payload"]) << "both methods must point to one payload segment";
   // The x86 simulator cannot load a weight-shared context: exit 2 saying how to get one it can.
@@ -195,6 +210,14 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
   const json alone = json::parse(lone.out);
   EXPECT_EQ(alone["tokens"], sim["tokens"]);
   EXPECT_TRUE(alone["program"]["manifest"].is_null());
+  // The same program as upstream's toolchain writes one: no graph records, no tensor names. Each
+  // method runs the graph named after it; the runner knows the tensors by position.
+  const std::string bare = dir_->file("bare.pte");
+  write_upstream_shaped(qnn + "/text_decoder.pte", bare);
+  const auto bare_run = run_genai({"run", "--pte", bare, "--tokenizer", qnn + "/tokenizer.json", "--prompt",
+                                   "Once upon a time", "--max_new_tokens", "8", "--temperature", "0", "--json"});
+  ASSERT_EQ(bare_run.exit_code, 0) << bare_run.err;
+  EXPECT_EQ(json::parse(bare_run.out)["tokens"], sim["tokens"]);
 }
 
 // One output of one step compared, simulator against our executor, in output steps.
