@@ -2,11 +2,14 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -52,6 +55,43 @@ std::vector<IoDesc> declared_signature(const std::string& label, std::string_vie
     descs.push_back({t->extra ? t->extra->fully_qualified_name : std::string(), *dtype, shape});
   }
   return descs;
+}
+
+// Where each argument of `call` stands in the method's inputs, then outputs: the call must list
+// every input once, then every output once, in any order within each. Empty orders when the
+// call's order is the method's; nullopt when the call is over anything else.
+std::optional<std::pair<std::vector<size_t>, std::vector<size_t>>> delegate_call_order(const pte::Method& m,
+                                                                                        const pte::DelegateCall& call) {
+  if (call.args.size() != m.inputs.size() + m.outputs.size()) return std::nullopt;
+  auto order_of = [](std::span<const int32_t> args, const std::vector<int32_t>& sig) -> std::optional<std::vector<size_t>> {
+    std::vector<size_t> order;
+    std::vector<bool> used(sig.size(), false);
+    bool identity = true;
+    for (size_t k = 0; k < args.size(); ++k) {
+      const auto it = std::find(sig.begin(), sig.end(), args[k]);
+      if (it == sig.end()) return std::nullopt;
+      const auto i = static_cast<size_t>(it - sig.begin());
+      if (used[i]) return std::nullopt;
+      used[i] = true;
+      identity = identity && i == k;
+      order.push_back(i);
+    }
+    if (identity) order.clear();
+    return order;
+  };
+  const std::span<const int32_t> args(call.args);
+  auto in = order_of(args.first(m.inputs.size()), m.inputs);
+  auto out = order_of(args.subspan(m.inputs.size()), m.outputs);
+  if (!in || !out) return std::nullopt;
+  return std::make_pair(std::move(*in), std::move(*out));
+}
+
+// A delegate's signature (in its call's order) in the method's order.
+std::vector<IoDesc> in_method_order(const std::vector<IoDesc>& delegate_order, const std::vector<size_t>& order) {
+  if (order.empty()) return delegate_order;
+  std::vector<IoDesc> out(delegate_order.size());
+  for (size_t k = 0; k < order.size(); ++k) out[order[k]] = delegate_order[k];
+  return out;
 }
 
 // The method's caller-supplied tensors must be exactly what the delegate says it reads/writes.
@@ -180,12 +220,13 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     const pte::DelegateCall* call = nullptr;
     if (m.chains.size() == 1 && m.chains[0].instructions.size() == 1)
       call = std::get_if<pte::DelegateCall>(&m.chains[0].instructions[0]);
-    std::vector<int32_t> io(m.inputs);
-    io.insert(io.end(), m.outputs.begin(), m.outputs.end());
-    if (!call || call->args != io) {
+    const auto order = call ? delegate_call_order(m, *call) : std::nullopt;
+    if (!order) {
       inst->unsupported_[m.name] = "it is not a single delegate call over the method's inputs and outputs";
       continue;
     }
+    const std::vector<int32_t> call_inputs(call->args.begin(), call->args.begin() + static_cast<long>(m.inputs.size()));
+    const std::vector<int32_t> call_outputs(call->args.begin() + static_cast<long>(m.inputs.size()), call->args.end());
     const pte::Delegate& delegate = m.delegates.at(static_cast<size_t>(call->delegate_index));
     const BackendExecutor* executor = find_backend_executor(delegate.id);
     if (!executor)
@@ -194,8 +235,9 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     MethodDesc desc;
     desc.name = m.name;
     desc.label = label;
-    desc.inputs = declared_signature(label, "input", m, m.inputs);
-    desc.outputs = declared_signature(label, "output", m, m.outputs);
+    // The delegate sees its arguments in the call's order.
+    desc.inputs = declared_signature(label, "input", m, call_inputs);
+    desc.outputs = declared_signature(label, "output", m, call_outputs);
     std::unique_ptr<DelegateMethod> method;
     try {
       method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
@@ -210,8 +252,12 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     check_signature(label, "input", desc.inputs, method->inputs());
     check_signature(label, "output", desc.outputs, method->outputs());
     MethodSlot slot;
-    for (const auto& d : method->inputs()) slot.input_bytes.push_back(io_bytes(d));
-    for (const auto& d : method->outputs()) slot.output_bytes.push_back(io_bytes(d));
+    slot.input_order = order->first;
+    slot.output_order = order->second;
+    slot.inputs = in_method_order(method->inputs(), slot.input_order);
+    slot.outputs = in_method_order(method->outputs(), slot.output_order);
+    for (const auto& d : slot.inputs) slot.input_bytes.push_back(io_bytes(d));
+    for (const auto& d : slot.outputs) slot.output_bytes.push_back(io_bytes(d));
     uint64_t planned = 0;
     if (m.non_const_buffer_sizes.size() > 1) {
       if (m.non_const_buffer_sizes[1] < 0) throw_input_error("{}: negative planned buffer size", label);
@@ -253,11 +299,9 @@ const ProgramInstance::MethodSlot& ProgramInstance::slot(std::string_view method
   throw_input_error("{}: no executable method '{}' (methods: {})", path_.string(), method, join(method_names()));
 }
 
-const std::vector<IoDesc>& ProgramInstance::inputs(std::string_view method) const { return slot(method).method->inputs(); }
+const std::vector<IoDesc>& ProgramInstance::inputs(std::string_view method) const { return slot(method).inputs; }
 
-const std::vector<IoDesc>& ProgramInstance::outputs(std::string_view method) const {
-  return slot(method).method->outputs();
-}
+const std::vector<IoDesc>& ProgramInstance::outputs(std::string_view method) const { return slot(method).outputs; }
 
 void ProgramInstance::execute(std::string_view method, std::span<const BufferRef> inputs,
                               std::span<const BufferRef> outputs) {
@@ -271,9 +315,22 @@ void ProgramInstance::execute(std::string_view method, std::span<const BufferRef
         throw_failure("{}: method {}: {} {} ({}) needs a buffer of {} bytes, got {}", path_.string(), method, what, i,
                       describe(descs[i]), want[i], given[i].bytes);
   };
-  check("input", inputs, s.input_bytes, s.method->inputs());
-  check("output", outputs, s.output_bytes, s.method->outputs());
-  s.method->execute(inputs, outputs, scratch_);
+  check("input", inputs, s.input_bytes, s.inputs);
+  check("output", outputs, s.output_bytes, s.outputs);
+  if (s.input_order.empty() && s.output_order.empty()) {
+    s.method->execute(inputs, outputs, scratch_);
+    return;
+  }
+  auto in_call_order = [](std::span<const BufferRef> given, const std::vector<size_t>& order) {
+    if (order.empty()) return std::vector<BufferRef>(given.begin(), given.end());
+    std::vector<BufferRef> out;
+    out.reserve(order.size());
+    for (size_t k : order) out.push_back(given[k]);
+    return out;
+  };
+  const auto in = in_call_order(inputs, s.input_order);
+  const auto out = in_call_order(outputs, s.output_order);
+  s.method->execute(in, out, scratch_);
 }
 
 std::vector<pte::Value> ProgramInstance::constant_list(std::string_view name) const {

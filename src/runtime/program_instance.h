@@ -54,7 +54,13 @@ class ProgramInstance {
  private:
   struct MethodSlot {
     std::unique_ptr<DelegateMethod> method;
-    std::vector<size_t> input_bytes, output_bytes;  // what execute() checks the buffers against
+    // The signature in the method's own order, and what execute() checks the buffers against.
+    std::vector<IoDesc> inputs, outputs;
+    std::vector<size_t> input_bytes, output_bytes;
+    // The delegate call may list the method's tensors in another order (upstream's programs list
+    // them in the QNN graph's order): the delegate's input k is the method's input input_order[k].
+    // Empty when the orders are the same.
+    std::vector<size_t> input_order, output_order;
   };
   ProgramInstance() = default;
   const MethodSlot& slot(std::string_view method) const;

@@ -4,12 +4,15 @@
 // uint8 KV caches and with fp16 (float I/O) programs; bad programs are InputErrors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/sampler.h"
 #include "graph/random_model.h"
 #include "llm/compiled_session.h"
 #include "llm/graph_decoder.h"
 #include "pte/program_reader.h"
+#include "pte/program_writer.h"
 #include "support/cli_runner.h"
 #include "test_backends.h"
 
@@ -87,6 +90,43 @@ TEST_P(CompiledSessionParity, LogitsEqualTheQdqReferenceAtEveryPosition) {
     EXPECT_GT(compiled.prefill_calls(), 0);
   }
   EXPECT_GT(compiled.kv_calls(), 0);
+}
+
+// Upstream's programs call their delegate with the tensors in the QNN graph's order, which is not
+// the method's signature order. A program whose methods list their inputs and outputs in another
+// order than their delegate call gives the same logits: each buffer reaches the delegate argument
+// it belongs to.
+TEST(CompiledSession, AMethodOrderOtherThanTheDelegateCallsGivesTheSameLogits) {
+  register_test_backends();
+  const int64_t context = 40;
+  const auto model = graph_testing::random_model();
+  const auto qm = quantized(model, Case{"16a8w", ModelMode::kHybrid}, context, 8);
+  testing::TempDir dir;
+  write_qdq_program(dir.file("same.pte"), "order", qm, context);
+  pte::Program p = pte::read_program(dir.file("same.pte")).program;
+  size_t reordered = 0;
+  for (auto& m : p.methods) {
+    if (pte::method_kind(m) != pte::MethodKind::kDelegated) continue;
+    std::reverse(m.inputs.begin(), m.inputs.end());
+    std::reverse(m.outputs.begin(), m.outputs.end());
+    m.chains[0].inputs = m.inputs;
+    m.chains[0].outputs = m.outputs;
+    ++reordered;
+  }
+  ASSERT_EQ(reordered, 2u);  // kv_forward and prefill_forward
+  pte::write_program(dir.file("reordered.pte"), p);
+  auto reordered_program = runtime::ProgramInstance::load(dir.file("reordered.pte"));
+  // The method's own order: its first input is what the delegate takes last.
+  const auto call_order = runtime::ProgramInstance::load(dir.file("same.pte"));
+  EXPECT_EQ(reordered_program->inputs("kv_forward").front().name, call_order->inputs("kv_forward").back().name);
+  DecoderScheduler a(std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(dir.file("same.pte"))));
+  DecoderScheduler b(std::make_unique<ProgramMethodRunner>(std::move(reordered_program)));
+  const auto prompt = graph_testing::random_tokens(19, model->config.vocab_size, 5);
+  ASSERT_EQ(a.forward_all(prompt), b.forward_all(prompt));
+  const int32_t next = 7;
+  const auto x = a.forward(std::span(&next, 1));
+  const auto y = b.forward(std::span(&next, 1));
+  EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipes, CompiledSessionParity,
