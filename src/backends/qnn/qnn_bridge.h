@@ -47,7 +47,7 @@ struct QnnTensorInfo {
 
 struct QnnGraphInfo {
   std::string model_name;  // as given to compile
-  std::string graph;       // the QNN graph's name in the binary (ONNX Runtime chooses it)
+  std::string graph;       // the QNN graph's name in the binary as compiled (ONNX Runtime chooses it)
   size_t binary = 0;       // index into QnnCompileResult::binaries
   std::vector<QnnTensorInfo> inputs, outputs;  // in the QNN graph's own order
 };

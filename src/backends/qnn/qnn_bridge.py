@@ -13,8 +13,9 @@
 #
 # What ONNX Runtime 1.32 / onnxruntime-qnn 2.7.0 do, as observed (the bridge depends on it):
 # - The QNN graph is named by the EP ("QNNExecutionProvider_QNNExecutionProvider_<hash>_1_0"); the
-#   EPContext node's name and partition_name carry it. A single-graph binary is loaded whatever
-#   graph name the wrapper gives, so load() checks the name against the binary first.
+#   EPContext node's name and partition_name carry it. compile reports that name; the C++ side
+#   then renames the graph after its method (qnn_graph_rename.h). A single-graph binary is loaded
+#   whatever graph name the wrapper gives, so load() checks the name against the binary first.
 # - The binary stores names as uint32 LE length + bytes; "soc_type=<SoC>;arch=<N>" records the target.
 # - Graph I/O: a model input uint16 -> DequantizeLinear gives a QNN input of type ufixed16 with
 #   that encoding (outputs likewise through QuantizeLinear); a float input keeps a float QNN input
