@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what genai needs on Debian 12, idempotently.
-#   scripts/install_deps.sh          build + run dependencies (Debian packages)
-#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools,
-#                                    and ONNX Runtime's QNN EP for --lowering qnn (PyPI)
+#   scripts/install_deps.sh          build + run dependencies (Debian packages; ONNX Runtime's QNN
+#                                    EP from PyPI for --lowering qnn)
+#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools
 #   scripts/install_deps.sh --aarch64
 #                                    the aarch64 cross build (scripts/build_aarch64.sh): Debian's
 #                                    cross compiler, qemu-user-static, the :arm64 -dev packages, and
@@ -63,11 +63,16 @@ if (( ${#missing[@]} )) || [[ -n "${force_update:-}" ]]; then
   fi
 fi
 
+# ONNX Runtime's QNN EP (the QNN HTP compiler and simulator), driven by genai's QNN bridge
+# (src/backends/qnn/qnn_bridge.py) for --lowering qnn, the programs a stock ExecuTorch runtime
+# loads: a product dependency, so the main command installs it too.
+if ! python3 -c 'import importlib.metadata as m; assert m.version("onnxruntime-qnn") == "2.7.0"' 2>/dev/null; then
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "onnxruntime-qnn==2.7.0"
+fi
 if (( want_test )); then
-  # ONNX Runtime's QNN EP (the QNN HTP compiler and simulator), driven by genai's QNN bridge
-  # (src/backends/qnn/qnn_bridge.py) for --lowering qnn and QnnBackend programs.
-  if ! python3 -c 'import importlib.metadata as m; m.version("onnx"); assert m.version("onnxruntime-qnn") == "2.7.0"' 2>/dev/null; then
-    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "onnxruntime-qnn==2.7.0" onnx
+  # The ONNX reference (tests/python/onnx_qdq_run.py) reads the exported models with `onnx`.
+  if ! python3 -c 'import importlib.metadata as m; m.version("onnx")' 2>/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore onnx
   fi
   # Test-side references only: the C++ code never imports them.
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$(dirname "$0")/../tests/python/requirements.txt"

@@ -251,8 +251,11 @@ std::vector<OptionSpec> make_table() {
                                 {"model_preparation", "quantization", "compilation", "inference"}),
                         "orchestrator stage selection")));
   t.push_back(ours(note(choices(opt("lowering", T::kChoice, std::string("genai"),
-                                    "How htp graphs are lowered: genai = our payload (the host runtime emulates the HTP's "
-                                    "quantized arithmetic), qnn = QNN HTP context binaries (needs onnxruntime-qnn)", ALL),
+                                    "How htp graphs are lowered: genai = our payload (genai's runtime emulates the HTP's "
+                                    "quantized arithmetic; no other runtime loads it), qnn = QNN HTP context binaries "
+                                    "with graphs named after their methods: programs a stock ExecuTorch runtime "
+                                    "(QnnBackend) loads, on a phone or, with --enable_x86_64, on the HTP simulator "
+                                    "(needs onnxruntime-qnn)", ALL),
                                 {"genai", "qnn"}),
                         "payload kind")));
   t.push_back(ours(note(opt("scalar_kernels", T::kFlag, false, "Run the scalar kernels (the reference build) instead of the SIMD ones", P | C | R),
