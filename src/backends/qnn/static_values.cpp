@@ -59,7 +59,7 @@ StaticValues fold_static_values(const pipeline::GraphBundle& bundle) {
   for (const auto& o : g.outputs()) reads(o.value);
   if (frontier.empty()) return out;
 
-  // The static ops alone, as a graph of the same name (the encodings are looked up by value
+  // Every input-independent op, as a graph of the same name (the encodings are looked up by value
   // name), run once through the QDQ reference.
   auto sub = std::make_shared<Graph>(g.name(), g.weights());
   std::vector<ValueId> map(g.values().size(), -1);
@@ -73,8 +73,8 @@ StaticValues fold_static_values(const pipeline::GraphBundle& bundle) {
     return m;
   };
   for (size_t i = 0; i < g.ops().size(); ++i) {
-    if (!out.static_op[i]) continue;
     const graph::Op& op = g.ops()[i];
+    if (!fixed[static_cast<size_t>(op.result)]) continue;  // also the ones kept as ops above
     std::vector<ValueId> operands;
     for (ValueId v : op.operands) operands.push_back(mapped(v));
     map[static_cast<size_t>(op.result)] = sub->add_op(op.kind, operands, g.value(op.result).name, op.attrs);
