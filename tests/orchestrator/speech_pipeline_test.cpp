@@ -2,8 +2,8 @@
 // granite_speech` writes, two WAV clips. The artifact map holds exactly its three keys
 // (text_decoder, tok_embedding, audio_encoder), the audio encoder is quantized on the clips with
 // its own recipe, the programs run from the artifact dir (`genai run -a`, `--pre_gen_pte`) with
-// the pipeline's tokens, the float checkpoint takes the clips too, and bad audio inputs exit 2
-// naming the file or option.
+// the pipeline's tokens, `--lowering qnn` runs all four stages on the QNN simulator, the float
+// checkpoint takes the clips too, and bad audio inputs exit 2 naming the file or option.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -12,9 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/qnn/qnn_bridge.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/image_files.h"
+#include "support/test_requirements.h"
 #include "support/wav_files.h"
 
 namespace genai::testing {
@@ -72,6 +74,44 @@ TEST(SpeechPipeline, RunsEndToEndWithExactlyItsThreeArtifacts) {
   ASSERT_EQ(text_only.exit_code, 0) << text_only.err;
   EXPECT_EQ(j["stats"]["prompt_tokens"].get<int64_t>() - nlohmann::json::parse(text_only.out)["prompt_tokens"].get<int64_t>(),
             15 + 9);
+}
+
+// `--lowering qnn` (issue 38): the audio encoder, like the decoder and the embedding, is a real QNN
+// context binary compiled by the QNN HTP compiler, and all four stages run on the x86 simulator;
+// `genai run -a` on the result gives the pipeline's tokens. The encoder's learned-query chain
+// once made the compiler fail (backends/qnn/static_values.h). About 20 s.
+TEST(SpeechPipeline, QnnLoweringRunsAllFourStagesOnTheSimulator) {
+  const auto probe = backends::qnn::QnnBridge().probe();
+  GENAI_REQUIRE_AVAILABLE(probe.available, "onnxruntime-qnn (" << probe.missing << ")");
+  SpeechFixture f;
+  const std::string art = f.dir.file("art");
+  const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--lowering", "qnn",
+                                                    "--enable_x86_64", "--soc_model", "SM8650", "-a", art,
+                                                    "--max_seq_len", "128", "--quant_recipe", "16a8w", "--audio_path",
+                                                    f.first, f.second} +
+                           f.generation());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* stage : {"model_preparation", "quantization", "compilation", "inference"})
+    EXPECT_TRUE(j["stages"][stage]["ran"].get<bool>()) << stage;
+  EXPECT_EQ(j["stats"]["audio_clips"], 2);
+  // Every program's methods are delegated to QnnBackend (the encoder's too).
+  for (const char* key : {"audio_encoder", "text_decoder", "tok_embedding"}) {
+    const auto inspect = run_genai({"inspect", "--json", j["artifacts"][key].get<std::string>()});
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const auto program = nlohmann::json::parse(inspect.out);
+    int qnn_methods = 0;
+    for (const auto& m : program["methods"])
+      for (const auto& d : m["delegates"]) qnn_methods += d["id"] == "QnnBackend" ? 1 : 0;
+    EXPECT_GE(qnn_methods, 1) << key;
+  }
+  const auto tokens = j["tokens"];
+  ASSERT_EQ(tokens.size(), 6u);
+  const auto run = run_genai(std::vector<std::string>{"run", "-a", art, "--audio_path", f.first, f.second} + f.generation());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto again = nlohmann::json::parse(run.out);
+  EXPECT_EQ(again["tokens"], tokens);
+  EXPECT_EQ(again["stats"]["audio_clips"], 2);
 }
 
 // The float model (`genai run --checkpoint`) takes clips too: its encoder and decoder graphs on

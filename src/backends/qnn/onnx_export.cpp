@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends/qnn/onnx_wire.h"
+#include "backends/qnn/static_values.h"
 #include "core/error.h"
 #include "graph/graph.h"
 #include "kernels/quantized_rope.h"
@@ -99,7 +100,7 @@ std::string pack_integers(const std::vector<int64_t>& v, int32_t t) {
 class Exporter {
  public:
   Exporter(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options)
-      : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options) {
+      : bundle_(bundle), g_(*bundle.graph()), set_(*bundle.encodings()), options_(options), statics_(fold_static_values(bundle)) {
     for (const auto& op : g_.ops())
       if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm)
         for (size_t j = 1; j < op.operands.size(); ++j) on_grid_.insert(op.operands[j]);
@@ -364,6 +365,7 @@ class Exporter {
   void emit(const graph::Op& op) {
     const ValueId r = op.result;
     const std::string& rn = g_.value(r).name;
+    if (statics_.static_op[static_cast<size_t>(g_.value(r).producer)]) return emit_static(r);
     switch (op.kind) {
       case OpKind::kLinear: return emit_linear(op);
       case OpKind::kGather: return emit_gather(op);
@@ -470,6 +472,21 @@ class Exporter {
       default: throw_failure("qnn export: graph {}: op {} has no ONNX form", g_.name(), graph::op_kind_name(op.kind));
     }
     define(r, y);
+  }
+
+  // An input-independent result (static_values.h): its reference values as an integer
+  // initializer on its encoding where something input-dependent reads it; no node at all.
+  void emit_static(ValueId r) {
+    auto it = statics_.frontier.find(r);
+    if (it == statics_.frontier.end()) return;
+    const auto& val = g_.value(r);
+    const Encoding& e = enc(r);
+    const Tensor& t = it->second;
+    std::vector<int64_t> codes(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < codes.size(); ++i) codes[i] = quant::quantize_value(t.data<float>()[i], e);
+    const std::string name = val.name + ".static";
+    add_ints(name, onnx_type(e.dtype), std::vector<int64_t>(val.type.shape.begin(), val.type.shape.end()), codes);
+    qname_[static_cast<size_t>(r)] = name;
   }
 
   // The linear's weights as DequantizeLinear of the bundle's integers, transposed to [in, out]
@@ -664,6 +681,7 @@ class Exporter {
   const Graph& g_;
   const quant::EncodingSet& set_;
   const OnnxExportOptions& options_;
+  const StaticValues statics_;
   wire::Graph* gp_ = nullptr;
   std::vector<std::string> qname_;            // per value: its integer (or int32) tensor
   std::map<ValueId, std::string> output_name_;  // op results quantized straight into an output
