@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "graph/interpreter.h"
 #include "graph/vision_encoder_graph.h"
 #include "llm/graph_decoder.h"
