@@ -61,6 +61,13 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+// The last line of a program's output (QNN's library may print a banner of its own first).
+std::string last_line(const std::string& out) {
+  const std::string t = trimmed(out);
+  const size_t at = t.rfind('\n');
+  return at == std::string::npos ? t : t.substr(at + 1);
+}
+
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), {}};
@@ -228,11 +235,13 @@ TEST_F(ExecutorchRuntime, EveryDecoderFamilyGeneratesOurTokens) {
     ASSERT_EQ(mine["stop_reason"], "max_new_tokens");  // all kNewTokens tokens, no stop token among them
     EXPECT_EQ(theirs["generation"]["tokens"], mine["tokens"]);
     const json& g = theirs["generation"];
-    std::printf("%-8s prompt %zu ids; tokens ours %s, ExecuTorch %s; ms per decode step: ours %.1f, ExecuTorch %.1f; "
-                "ms per prefill call (AR 16): ExecuTorch %.1f (%zu calls)\n",
-                arch.c_str(), mine["turns"][0]["prompt_ids"].size(), mine["tokens"].dump().c_str(), g["tokens"].dump().c_str(),
-                1000.0 / mine["stats"]["decode_tok_s"].get<double>(), mean(g["decode_ms"]), mean(g["prefill_ms"]),
-                g["prefill_ms"].size());
+    const double prompt = static_cast<double>(mine["turns"][0]["prompt_ids"].size());
+    std::printf("%-8s tokens ours %s, ExecuTorch %s; ms per decode step: ours %.1f, ExecuTorch %.1f; prefill of %.0f "
+                "tokens (%zu AR-16 calls), ms: ours %.1f, ExecuTorch %.1f\n",
+                arch.c_str(), mine["tokens"].dump().c_str(), g["tokens"].dump().c_str(),
+                1000.0 / mine["stats"]["decode_tok_s"].get<double>(), mean(g["decode_ms"]), prompt, g["prefill_ms"].size(),
+                1000.0 * prompt / mine["stats"]["prefill_tok_s"].get<double>(),
+                mean(g["prefill_ms"]) * static_cast<double>(g["prefill_ms"].size()));
   }
 }
 
@@ -302,6 +311,31 @@ TEST_F(ExecutorchRuntime, InternVlVisionEncoderEqualsOurRuntime) { expect_encode
 // Fails until the audio encoder compiles with --lowering qnn (QNN refuses to finalize its graph today).
 TEST_F(ExecutorchRuntime, GraniteSpeechAudioEncoderEqualsOurRuntime) {
   expect_encoder_equals_ours("granite_speech", "audio_encoder");
+}
+
+// The shim forwards QNN's own HTP library and refuses, saying why, any library whose interface it
+// was not written against (QNN's GPU library: backend id 4) or none at all.
+TEST_F(ExecutorchRuntime, DeviceConfigShimForwardsTheHtpAndRefusesOtherLibraries) {
+  const std::string script =
+      "import ctypes, sys\n"
+      "lib = ctypes.CDLL(sys.argv[1])\n"
+      "providers, count = ctypes.c_void_p(), ctypes.c_uint32()\n"
+      "rc = lib.QnnInterface_getProviders(ctypes.byref(providers), ctypes.byref(count))\n"
+      "print(rc, count.value)\n";
+  const std::string& dir = environment().package_dir;
+  auto get_providers = [&](const std::string& real) {
+    return run_process({"env", "GENAI_REAL_QNN_HTP=" + real, "LD_LIBRARY_PATH=" GENAI_QNN_HTP_SHIM_DIR, environment().python,
+                        "-c", script, GENAI_QNN_HTP_SHIM_DIR "/libQnnHtp.so"});
+  };
+  const auto htp = get_providers(dir + "/libQnnHtp.so");
+  EXPECT_EQ(last_line(htp.out), "0 1") << htp.err;
+  const auto gpu = get_providers(dir + "/libQnnGpu.so");
+  EXPECT_EQ(last_line(gpu.out), "1000 0");
+  EXPECT_NE(gpu.err.find("backend id 4"), std::string::npos) << gpu.err;
+  EXPECT_NE(gpu.err.find("refusing"), std::string::npos) << gpu.err;
+  const auto none = get_providers("");  // nothing after the shim's own folder on LD_LIBRARY_PATH
+  EXPECT_EQ(last_line(none.out), "1000 0");
+  EXPECT_NE(none.err.find("cannot find QNN's own libQnnHtp.so"), std::string::npos) << none.err;
 }
 
 // The context binary of each QnnBackend delegate of `method`.
