@@ -2,7 +2,10 @@
 # Installs what genai needs on Debian 12, idempotently.
 #   scripts/install_deps.sh          build + run dependencies (Debian packages; ONNX Runtime's QNN
 #                                    EP from PyPI for --lowering qnn)
-#   scripts/install_deps.sh --test   also the test-side Python references (PyPI) and fuzzing tools
+#   scripts/install_deps.sh --test   also the test-side Python references (PyPI), fuzzing tools,
+#                                    and ExecuTorch's runtime in a venv of its own
+#                                    ($GENAI_EXECUTORCH_VENV, default .venv-executorch;
+#                                    tests/executorch runs our programs in it)
 #   scripts/install_deps.sh --aarch64
 #                                    the aarch64 cross build (scripts/build_aarch64.sh): Debian's
 #                                    cross compiler, qemu-user-static, the :arm64 -dev packages, and
@@ -76,4 +79,23 @@ if (( want_test )); then
   fi
   # Test-side references only: the C++ code never imports them.
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r "$(dirname "$0")/../tests/python/requirements.txt"
+  # ExecuTorch's own runtime with its QNN backend (tests/executorch, tests/python/executorch_reference.py),
+  # in a venv of its own so that its pins leave the test side's packages alone. The venv sees the
+  # system site-packages (torch, numpy); --no-deps keeps the wheel from pulling a torch of its own,
+  # and the rest are the modules its import needs.
+  et_venv="${GENAI_EXECUTORCH_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv-executorch}"
+  et_pins=(executorch==1.5.1 pytorch-tokenizers torchao==0.18.0)
+  et_extra=(ruamel.yaml expecttest hypothesis kgb parameterized py-cpuinfo tabulate hydra-core omegaconf)
+  if ! "$et_venv/bin/python" - "${et_pins[@]}" "${et_extra[@]}" 2>/dev/null <<'PY'
+import importlib.metadata as m, sys
+for spec in sys.argv[1:]:
+    name, _, version = spec.partition("==")
+    assert not version or m.version(name) == version, spec
+PY
+  then
+    echo "install_deps: ExecuTorch's runtime into $et_venv"
+    [[ -x "$et_venv/bin/python" ]] || python3 -m venv --system-site-packages "$et_venv"
+    "$et_venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${et_pins[@]}"
+    "$et_venv/bin/python" -m pip install -q --disable-pip-version-check "${et_extra[@]}"
+  fi
 fi

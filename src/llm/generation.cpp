@@ -128,6 +128,7 @@ const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& 
   }
   const std::span<const int32_t> fresh = std::span(ids).subspan(cached_.size());
   turn.prompt_tokens = static_cast<int64_t>(fresh.size());
+  turn.prompt_ids.assign(fresh.begin(), fresh.end());
   stats.prompt_tokens += turn.prompt_tokens;
 
   // The image tokens in this prefill (the first turn's, or all of them after a reset) take the

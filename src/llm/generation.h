@@ -55,6 +55,7 @@ struct TurnResult {
   std::string text;             // the reply as streamed
   std::vector<int32_t> tokens;  // generated ids, stop token excluded
   int64_t prompt_tokens = 0;    // tokens prefilled for this turn
+  std::vector<int32_t> prompt_ids;  // those tokens (what the cache did not already hold)
   StopReason stop_reason = StopReason::kMaxNewTokens;
 };
 

@@ -11,6 +11,7 @@ nlohmann::json generation_json(const GenerationResult& r, double peak_rss_mb) {
                      {"text", t.text},
                      {"tokens", t.tokens},
                      {"prompt_tokens", t.prompt_tokens},
+                     {"prompt_ids", t.prompt_ids},
                      {"stop_reason", stop_reason_name(t.stop_reason)}});
   const GenerationStats& s = r.stats;
   return {{"text", r.text},

@@ -131,6 +131,7 @@ TEST(Generation, StopsAtStopTokenAndStreamsTheSameText) {
   const auto j = generation_json(r, 1.0);
   EXPECT_EQ(j["text"], "Hi");
   EXPECT_EQ(j["prompt_tokens"], 6);
+  EXPECT_EQ(j["turns"][0]["prompt_ids"], nlohmann::json(std::vector<int32_t>(session.fed_.begin(), session.fed_.begin() + 6)));
   EXPECT_EQ(j["stats"]["generated_tokens"], 2);
   EXPECT_EQ(j["stop_reason"], "stop_token");
 }
@@ -198,6 +199,10 @@ TEST(Generation, MultiTurnChatKeepsTheCacheAndAppendsReplies) {
   EXPECT_EQ(r.stats.prompt_tokens, r.turns[0].prompt_tokens + r.turns[1].prompt_tokens);
   // Fed: turn 1 prompt, "H" "i" (the stop token is not fed), turn 2's new tokens, "O" "k".
   EXPECT_EQ(r.turns[0].prompt_tokens + 2 + r.turns[1].prompt_tokens + 2, static_cast<int64_t>(expected.size()));
+  // Each turn reports the ids it prefilled: the first the conversation so far, the second only its tail.
+  EXPECT_EQ(r.turns[0].prompt_ids, std::vector<int32_t>(expected.begin(), expected.begin() + r.turns[0].prompt_tokens));
+  EXPECT_EQ(r.turns[1].prompt_ids,
+            std::vector<int32_t>(expected.end() - 2 - r.turns[1].prompt_tokens, expected.end() - 2));
 }
 
 }  // namespace
