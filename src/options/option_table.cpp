@@ -250,14 +250,15 @@ std::vector<OptionSpec> make_table() {
                                     "Pipeline stages to skip (a skipped stage hands on an empty output)", P),
                                 {"model_preparation", "quantization", "compilation", "inference"}),
                         "orchestrator stage selection")));
-  t.push_back(ours(note(choices(opt("lowering", T::kChoice, std::string("genai"),
+  t.push_back(ours(note(choices(opt("lowering", T::kChoice, None,
                                     "How htp graphs are lowered: genai = our payload (genai's runtime emulates the HTP's "
                                     "quantized arithmetic; no other runtime loads it), qnn = QNN HTP context binaries "
                                     "with graphs named after their methods: programs a stock ExecuTorch runtime "
                                     "(QnnBackend) loads, on a phone or, with --enable_x86_64, on the HTP simulator "
-                                    "(needs onnxruntime-qnn)", ALL),
+                                    "(needs onnxruntime-qnn). Default: qnn for a quantized --backend htp program "
+                                    "without --enable_x86_64 (a phone program), genai otherwise", ALL),
                                 {"genai", "qnn"}),
-                        "payload kind")));
+                        "payload kind; unset: qnn for a quantized htp phone build, genai otherwise")));
   t.push_back(ours(note(opt("scalar_kernels", T::kFlag, false, "Run the scalar kernels (the reference build) instead of the SIMD ones", P | C | R),
                         "kernel build")));
   t.push_back(ours(note(opt("backend_profile", T::kFlag, false, "Log per-step-kind milliseconds of compiled programs (htp/gpu payloads)", P | R),

@@ -24,6 +24,12 @@ int64_t effective_max_context_len(const OptionValues& values) {
   return values.get_int("max_seq_len");
 }
 
+std::string effective_lowering(const OptionValues& values, bool quantized_program) {
+  if (auto l = values.get_optional_string("lowering")) return *l;
+  const bool device = values.get_string("backend") == "htp" && !values.get_flag("enable_x86_64");
+  return device && quantized_program ? "qnn" : "genai";
+}
+
 std::optional<std::string> tokenizer_file_option(const OptionValues& values) {
   for (const char* name : {"tokenizer", "tokenizer_model", "tokenizer_bin"})
     if (auto file = values.get_optional_string(name)) return file;
@@ -49,7 +55,7 @@ void validate(const OptionValues& v) {
   // go through the same checks, this keeps validate() self-contained).
   if (auto soc = v.get_optional_string("soc_model")) target::resolve_soc_model(*soc);
   target::resolve_backend_type(v.get_string("backend"));
-  if (v.get_string("lowering") == "qnn" && v.get_string("backend") != "htp") {
+  if (v.get_optional_string("lowering") == "qnn" && v.get_string("backend") != "htp") {
     throw_input_error("--lowering qnn builds QNN HTP context binaries: it needs --backend htp, got --backend {}",
                       v.get_string("backend"));
   }

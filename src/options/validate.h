@@ -20,6 +20,11 @@ void validate(const OptionValues& values);
 // --max_context_len, defaulting to --max_seq_len as upstream does.
 int64_t effective_max_context_len(const OptionValues& values);
 
+// --lowering, or its default: a quantized htp program compiled without --enable_x86_64 is for a
+// phone, so it gets QNN context binaries (what a stock ExecuTorch runtime loads); x86 builds,
+// float programs and other backends get our payload.
+std::string effective_lowering(const OptionValues& values, bool quantized_program);
+
 // The tokenizer file the options name: --tokenizer, --tokenizer_model or --tokenizer_bin (at most
 // one: validate() rejects more), or nullopt.
 std::optional<std::string> tokenizer_file_option(const OptionValues& values);

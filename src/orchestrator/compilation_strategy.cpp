@@ -11,6 +11,7 @@
 #include "compile/float_bundles.h"
 #include "model/model.h"
 #include "options/spec_from_options.h"
+#include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
@@ -61,7 +62,7 @@ class Compilation final : public CompilationStrategy {
     // fp16 precision is an HTP compile spec; a GPU program is float by itself.
     req.use_fp16 = o.get_flag("use_fp16") && input.backend_type == target::BackendType::kHtpBackend;
     req.shared_buffer = o.get_flag("shared_buffer") && !o.get_flag("enable_x86_64");
-    req.lowering = o.get_string("lowering");
+    req.lowering = options::effective_lowering(o, !req.use_fp16 && !float_program);
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;

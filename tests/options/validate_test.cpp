@@ -37,6 +37,24 @@ TEST(Validate, MaxContextLenDefaultsToMaxSeqLen) {
   EXPECT_EQ(effective_max_context_len(v), 1024);
 }
 
+// A quantized htp compile for a phone gets what a phone's ExecuTorch runtime loads; x86 builds,
+// float programs and other backends get our payload; a given --lowering always wins.
+TEST(Validate, LoweringDefaultsToQnnForAPhoneProgram) {
+  OptionValues v;
+  v.set("backend", std::string("htp"));
+  EXPECT_EQ(effective_lowering(v, true), "qnn");
+  EXPECT_EQ(effective_lowering(v, false), "genai");
+  v.set("enable_x86_64", true);
+  EXPECT_EQ(effective_lowering(v, true), "genai");
+  v.set("lowering", std::string("qnn"));
+  EXPECT_EQ(effective_lowering(v, true), "qnn");
+  OptionValues gpu;
+  gpu.set("backend", std::string("gpu"));
+  EXPECT_EQ(effective_lowering(gpu, true), "genai");
+  gpu.set("lowering", std::string("genai"));
+  EXPECT_EQ(effective_lowering(gpu, true), "genai");
+}
+
 TEST(Validate, ContextAtLeastSeqLenWithoutAttentionSink) {
   OptionValues v;
   v.set("max_context_len", int64_t{256});

@@ -121,7 +121,8 @@ class QnnExecutor final : public runtime::BackendExecutor {
         throw_input_error("{}: the QNN graph record {} is for method {}", label, key, graph.method);
       if (graph.weight_shared)
         throw_input_error("{}: its QNN context shares weights across graphs (a device build), which the x86 HTP "
-                          "simulator cannot load; recompile with --enable_x86_64 to run it here",
+                          "simulator cannot load: run it on a phone (--device SERIAL, with ExecuTorch's runtime), or recompile "
+                          "with --enable_x86_64 (or --lowering genai) to run it here",
                           label);
     } else {
       graph = graph_named_after(method);
