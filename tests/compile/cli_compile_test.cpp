@@ -44,7 +44,7 @@ const std::string& tiny_checkpoint() {
 }
 
 std::vector<std::string> compile_args(const std::string& checkpoint, const std::string& out) {
-  return {"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--backend", "htp", "--model_mode",
+  return {"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--lowering", "genai", "--backend", "htp", "--model_mode",
           "hybrid", "--max_seq_len", "64", "--prefill_ar_len", "16", "--quant_recipe", "16a8w", "-a", out};
 }
 
@@ -161,7 +161,7 @@ TEST(CompileCli, CompileAndPipelineCompileOnlyWriteByteIdenticalArtifactDirs) {
        {std::vector<std::string>{"--quant_recipe", "16a8w"}, std::vector<std::string>{"--use_fp16"}}) {
     SCOPED_TRACE(program[0]);
     const std::string a = dir.file("compile" + program[0]), b = dir.file("pipeline" + program[0]);
-    std::vector<std::string> common{"--checkpoint", tiny_checkpoint(), "--soc_model", "SM8650", "--backend", "htp",
+    std::vector<std::string> common{"--checkpoint", tiny_checkpoint(), "--soc_model", "SM8650", "--lowering", "genai", "--backend", "htp",
                                     "--model_mode", "hybrid", "--max_seq_len", "64", "--prefill_ar_len", "16"};
     common.insert(common.end(), program.begin(), program.end());
     std::vector<std::string> compile{"compile", "-a", a};
@@ -182,7 +182,7 @@ TEST(CompileCli, Fp16AndGpuProgramsAreFloat) {
   testing::TempDir dir;
   for (const std::string backend : {"htp", "gpu"}) {
     const std::string out = dir.file(backend);
-    std::vector<std::string> args{"compile", "--checkpoint", tiny_checkpoint(), "--soc_model", "SM8650", "--backend",
+    std::vector<std::string> args{"compile", "--checkpoint", tiny_checkpoint(), "--soc_model", "SM8650", "--lowering", "genai", "--backend",
                                   backend,   "--model_mode", "kv",             "--max_seq_len", "32",   "-a",
                                   out,       "--json"};
     if (backend == "htp") args.push_back("--use_fp16");
@@ -220,15 +220,15 @@ struct BadCase {
 TEST(CompileCli, UnsupportedCombinationsExit2NamingSocOptionOrOp) {
   testing::TempDir dir;
   const std::vector<BadCase> cases{
-      {{"--soc_model", "SM8650", "--backend", "lpai"}, {"lpai", "SM8650", "LPAI"}},
-      {{"--soc_model", "SM8850", "--backend", "lpai"}, {"--backend lpai", "SM8850", "htp"}},
-      {{"--soc_model", "SM8650", "--online_prepare"}, {"--online_prepare", "--model_mode"}},
-      {{"--soc_model", "SM8350", "--quant_recipe", "16a4w"}, {"linear", "int4", "SM8350"}},
-      {{"--soc_model", "SM8350", "--use_fp16"}, {"float16", "--use_fp16", "SM8350"}},
-      {{"--soc_model", "SM8650", "--backend", "gpu", "--quant_recipe", "16a8w"}, {"--backend gpu", "--quant_recipe"}},
-      {{"--soc_model", "SM9999"}, {"SM9999", "--soc_model", "SM8650"}},
+      {{"--soc_model", "SM8650", "--lowering", "genai", "--backend", "lpai"}, {"lpai", "SM8650", "LPAI"}},
+      {{"--soc_model", "SM8850", "--lowering", "genai", "--backend", "lpai"}, {"--backend lpai", "SM8850", "htp"}},
+      {{"--soc_model", "SM8650", "--lowering", "genai", "--online_prepare"}, {"--online_prepare", "--model_mode"}},
+      {{"--soc_model", "SM8350", "--lowering", "genai", "--quant_recipe", "16a4w"}, {"linear", "int4", "SM8350"}},
+      {{"--soc_model", "SM8350", "--lowering", "genai", "--use_fp16"}, {"float16", "--use_fp16", "SM8350"}},
+      {{"--soc_model", "SM8650", "--lowering", "genai", "--backend", "gpu", "--quant_recipe", "16a8w"}, {"--backend gpu", "--quant_recipe"}},
+      {{"--soc_model", "SM9999", "--lowering", "genai"}, {"SM9999", "--soc_model", "SM8650"}},
       // The lookahead tree (next_pow2((8 + 8) * 4) = 64 rows) must leave room in the context.
-      {{"--soc_model", "SM8650", "--model_mode", "lookahead", "--max_seq_len", "64"},
+      {{"--soc_model", "SM8650", "--lowering", "genai", "--model_mode", "lookahead", "--max_seq_len", "64"},
        {"--model_mode lookahead", "--max_context_len (64)", "--window", "--gcap", "--ngram"}},
   };
   for (const BadCase& c : cases) {
@@ -251,7 +251,7 @@ TEST(CompileCli, SlowDefaultModelPlansWithinTenPercentOfTheLowerBound) {
   GENAI_REQUIRE_AVAILABLE(!model.empty(), "the default model (scripts/fetch_default_model.sh)");
   testing::TempDir dir;
   // A short context keeps calibration cheap; both graphs, so the group's scratch is exercised.
-  const auto r = run_genai({"compile", "--checkpoint", model, "--soc_model", "SM8650", "--model_mode", "hybrid",
+  const auto r = run_genai({"compile", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--model_mode", "hybrid",
                             "--max_seq_len", "32", "--prefill_ar_len", "8", "--quant_recipe", "16a8w", "-a",
                             dir.file("art"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -280,7 +280,7 @@ TEST(CompileCli, SlowKillWhileWritingLeavesNoPartialProgramAndTheNextRunCleansUp
   const std::string checkpoint = dir.file("s15.gguf");
   ASSERT_EQ(run_genai({"synth", "--shape", "stories15m", "--weight_type", "q8_0", "--out", checkpoint}).exit_code, 0);
   const std::string out = dir.file("art");
-  const std::vector<std::string> args{"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--model_mode",
+  const std::vector<std::string> args{"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--lowering", "genai", "--model_mode",
                                       "kv", "--max_seq_len", "32", "--quant_recipe", "16a8w", "-a", out};
   bool killed = false;
   for (int attempt = 0; attempt < 3 && !killed; ++attempt) {

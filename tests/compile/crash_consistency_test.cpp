@@ -35,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 using testing::run_genai;
 
 std::vector<std::string> compile_args(const std::string& checkpoint, const std::string& recipe, const std::string& out) {
-  return {"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--backend", "htp", "--model_mode", "hybrid",
+  return {"compile", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--lowering", "genai", "--backend", "htp", "--model_mode", "hybrid",
           "--max_seq_len", "64", "--prefill_ar_len", "16", "--quant_recipe", recipe, "-a", out};
 }
 

@@ -92,7 +92,7 @@ TEST(ChatCli, TypedTurnsStreamAnswersAndMatchTheSamePromptsGivenUpFront) {
   testing::TempDir dir;
   const std::string model = dir.file("s.gguf"), art = dir.file("art");
   ASSERT_EQ(run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", "2", "--out", model}).exit_code, 0);
-  const auto compiled = run_genai({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--compile_only", "-a", art,
+  const auto compiled = run_genai({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--compile_only", "-a", art,
                                    "--max_seq_len", "256", "--prefill_ar_len", "16"});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
   const std::vector<std::string> settings = {"--temperature", "0", "--max_new_tokens", "6", "--threads", "1"};

@@ -22,7 +22,7 @@ TEST(AttentionSinkCli, RunsFourContextsPastTheContextWithPlainTokensUntilTheFirs
   ASSERT_EQ(run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", "4", "--out", model}).exit_code, 0);
   const std::vector<std::string> shape = {"--max_context_len", "64", "--prefill_ar_len", "16"};
   auto compile = [&](const std::string& out, std::vector<std::string> extra) {
-    std::vector<std::string> a = {"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--compile_only", "-a", out};
+    std::vector<std::string> a = {"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--compile_only", "-a", out};
     a.insert(a.end(), shape.begin(), shape.end());
     a.insert(a.end(), extra.begin(), extra.end());
     const CliResult r = run_genai(a);

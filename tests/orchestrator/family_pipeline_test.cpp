@@ -19,7 +19,7 @@ namespace {
 class FamilyPipeline : public ::testing::TestWithParam<std::string> {};
 
 nlohmann::json run_pipeline(const std::string& checkpoint, const std::string& artifact) {
-  const auto r = run_genai({"pipeline", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--quant_recipe", "16a8w",
+  const auto r = run_genai({"pipeline", "--checkpoint", checkpoint, "--soc_model", "SM8650", "--lowering", "genai", "--quant_recipe", "16a8w",
                             "--prompt", "Hello there", "--system_prompt", "Be brief.", "--max_seq_len", "96",
                             "--prefill_ar_len", "16", "--max_new_tokens", "6", "--temperature", "0", "--json", "-a",
                             artifact});
@@ -81,7 +81,7 @@ TEST(FamilyPipelineNames, DecoderModelChecksTheArchitecture) {
   TempDir dir;
   ASSERT_EQ(run_genai({"synth", "--arch", "qwen3", "--out", dir.file("q3.gguf")}).exit_code, 0);
   const auto r = run_genai({"pipeline", "--decoder_model", "phi_4_mini", "--checkpoint", dir.file("q3.gguf"),
-                            "--soc_model", "SM8650", "--prompt", "hi", "-a", dir.file("art")});
+                            "--soc_model", "SM8650", "--lowering", "genai", "--prompt", "hi", "-a", dir.file("art")});
   EXPECT_EQ(r.exit_code, 2);
   for (const char* want : {"phi_4_mini", "architecture phi3 vs qwen3"})
     EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;

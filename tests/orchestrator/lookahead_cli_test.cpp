@@ -66,15 +66,15 @@ TEST(LookaheadCli, CombinationsThatCannotWorkExitTwoNamingTheOptions) {
   const std::string model = dir.file("s.gguf");
   ASSERT_EQ(run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", "2", "--out", model}).exit_code, 0);
   // A context no longer than the tree (default 64 rows).
-  expect_exit2({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--compile_only", "-a", dir.file("a"),
+  expect_exit2({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--compile_only", "-a", dir.file("a"),
                 "--model_mode", "lookahead", "--max_seq_len", "64", "--prefill_ar_len", "16"},
                {"--model_mode lookahead", "--max_context_len (64)", "--window", "--gcap", "--ngram"});
-  expect_exit2({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--compile_only", "-a", dir.file("b"),
+  expect_exit2({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--compile_only", "-a", dir.file("b"),
                 "--model_mode", "lookahead", "--ngram", "1", "--max_seq_len", "128", "--prefill_ar_len", "16"},
                {"--ngram >= 2"});
   // Programs compiled for plain decoding have a one-row kv_forward: no tree fits.
   const std::string plain = dir.file("plain");
-  ASSERT_EQ(run_genai({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--compile_only", "-a", plain,
+  ASSERT_EQ(run_genai({"pipeline", "--checkpoint", model, "--soc_model", "SM8650", "--lowering", "genai", "--compile_only", "-a", plain,
                        "--max_seq_len", "64", "--prefill_ar_len", "16"})
                 .exit_code,
             0);

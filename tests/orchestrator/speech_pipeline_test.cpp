@@ -40,7 +40,7 @@ TEST(SpeechPipeline, RunsEndToEndWithExactlyItsThreeArtifacts) {
   SpeechFixture f;
   const std::string art = f.dir.file("art");
   // The tiny decoder's 160-wide MLP takes no blocks of 64 (Granite's default recipe): 16a8w.
-  const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "-a", art,
+  const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "--lowering", "genai", "-a", art,
                                                     "--max_seq_len", "128", "--quant_recipe", "16a8w", "--audio_path",
                                                     f.first, f.second} +
                            f.generation());
@@ -63,7 +63,7 @@ TEST(SpeechPipeline, RunsEndToEndWithExactlyItsThreeArtifacts) {
   const auto run = run_genai(std::vector<std::string>{"run", "-a", art, "--audio_path", f.first, f.second} + f.generation());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(nlohmann::json::parse(run.out)["tokens"], tokens);
-  const auto pre = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650",
+  const auto pre = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "--lowering", "genai",
                                                       "--pre_gen_pte", art, "--audio_path", f.first, f.second} +
                              f.generation());
   ASSERT_EQ(pre.exit_code, 0) << pre.err;

@@ -39,7 +39,7 @@ class VisionPipelineFamilies : public ::testing::TestWithParam<std::string> {};
 TEST_P(VisionPipelineFamilies, RunsEndToEndWithExactlyItsThreeArtifacts) {
   VlmFixture f(GetParam());
   const std::string art = f.dir.file("art");
-  const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "-a", art,
+  const auto r = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "--lowering", "genai", "-a", art,
                                                     "--max_seq_len", "128", "--image_path", f.first, f.second} +
                            f.generation());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -64,7 +64,7 @@ TEST_P(VisionPipelineFamilies, RunsEndToEndWithExactlyItsThreeArtifacts) {
   const auto run = run_genai(std::vector<std::string>{"run", "-a", art, "--image_path", f.first, f.second} + f.generation());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(nlohmann::json::parse(run.out)["tokens"], tokens);
-  const auto pre = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650",
+  const auto pre = run_genai(std::vector<std::string>{"pipeline", "--checkpoint", f.model, "--soc_model", "SM8650", "--lowering", "genai",
                                                       "--pre_gen_pte", art, "--image_path", f.first, f.second} +
                              f.generation());
   ASSERT_EQ(pre.exit_code, 0) << pre.err;

@@ -53,7 +53,7 @@ TEST(Aarch64Runner, SlowSameTokensAsX86OnNeonSve128AndSve256) {
   ASSERT_EQ(testing::run_genai({"synth", "--shape", "stories15m", "--format", "gguf", "--seed", "3", "--out", gguf})
                 .exit_code,
             0);
-  const auto compiled = testing::run_genai({"compile", "--checkpoint", gguf, "--soc_model", "SM8750", "--backend", "htp",
+  const auto compiled = testing::run_genai({"compile", "--checkpoint", gguf, "--soc_model", "SM8750", "--lowering", "genai", "--backend", "htp",
                                             "--model_mode", "hybrid", "--max_seq_len", "128", "--prefill_ar_len", "16",
                                             "--enable_x86_64", "-a", art});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;

@@ -217,7 +217,7 @@ TEST(ChildProcess, ADyingAdbMakesGenaiRunExit1) {
   testing::TempDir tmp;
   const std::string ckpt = tmp.file("tiny.gguf"), art = tmp.file("art"), bin = tmp.file("bin");
   ASSERT_EQ(testing::run_genai({"synth", "--shape", "tiny", "--seed", "3", "--out", ckpt}).exit_code, 0);
-  const auto c = testing::run_genai({"compile", "--checkpoint", ckpt, "--soc_model", "SM8650", "--model_mode", "kv",
+  const auto c = testing::run_genai({"compile", "--checkpoint", ckpt, "--soc_model", "SM8650", "--lowering", "genai", "--model_mode", "kv",
                                      "--max_seq_len", "32", "--quant_recipe", "16a8w", "-a", art});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   std::string elf(64, '\0');

@@ -40,7 +40,7 @@ struct CompileCase {
   int64_t max_seq_len;
   int64_t prefill_ar_len;
   std::vector<std::string> args(const std::string& checkpoint, const std::string& dir) const {
-    return {"compile",        "--checkpoint", checkpoint, "-a", dir, "--soc_model", "SM8650", "--quant_recipe", recipe,
+    return {"compile",        "--checkpoint", checkpoint, "-a", dir, "--soc_model", "SM8650", "--lowering", "genai", "--quant_recipe", recipe,
             "--max_seq_len",  std::to_string(max_seq_len), "--prefill_ar_len", std::to_string(prefill_ar_len),
             "--threads", "2"};
   }

@@ -36,7 +36,7 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 }
 
 std::vector<std::string> compile_args(const std::string& checkpoint, const std::string& dir) {
-  return {"compile", "--checkpoint", checkpoint, "-a", dir, "--soc_model", "SM8650", "--quant_recipe", "16a8w",
+  return {"compile", "--checkpoint", checkpoint, "-a", dir, "--soc_model", "SM8650", "--lowering", "genai", "--quant_recipe", "16a8w",
           "--max_seq_len", "64", "--prefill_ar_len", "16", "--threads", "2"};
 }
 

@@ -28,7 +28,7 @@ class LoneProgramRun : public ::testing::Test {
     dir_ = new testing::TempDir;
     auto r = run_genai({"synth", "--shape", "tiny", "--format", "gguf", "--seed", "3", "--out", dir_->file("tiny.gguf")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    r = run_genai({"compile", "--checkpoint", dir_->file("tiny.gguf"), "-a", art(), "--soc_model", "SM8650",
+    r = run_genai({"compile", "--checkpoint", dir_->file("tiny.gguf"), "-a", art(), "--soc_model", "SM8650", "--lowering", "genai",
                    "--quant_recipe", "16a16w", "--max_seq_len", "96", "--prefill_ar_len", "16", "--threads", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // The program alone, in a folder without manifest.json.
