@@ -6,9 +6,10 @@
 //   V68, not V69; SSG2115P, SSG2125P, SXR1230P: V68, not V73). Their binaries cannot carry the
 //   compile spec's arch, so --lowering qnn refuses them, naming the nearest SoC it builds.
 // - QNN records chipset 93 under its other name: QCM6490's binaries say "QCS6490".
-// - Some HTPs validate an elementwise op (Add, Sub, Mul, Div) only when both operands and the
-//   result have one integer type (uint16 + uint16 -> uint8 and uint16 * uint8 -> uint16 fail
+// - Some HTPs validate an elementwise op (Add, Sub, Mul, Div) or a Concat only when its operands
+//   and result have one integer type (uint16 + uint16 -> uint8 and uint16 * uint8 -> uint16 fail
 //   QNN's op validation, error 3110): the ONNX export gives those targets one type per op.
+//   The same HTPs also refuse LayerNormalization with a 16-bit scale (codegen); not lowered yet.
 #pragma once
 
 #include <optional>

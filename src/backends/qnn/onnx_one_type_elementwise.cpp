@@ -1,5 +1,7 @@
 #include "backends/qnn/onnx_one_type_elementwise.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -106,8 +108,9 @@ class OneTypePass {
   // Node i as an elementwise node unit with mixed 8- and 16-bit types of one signedness, or nullopt.
   std::optional<Unit> node_unit(size_t i) const {
     const wire::Node& n = g_.nodes[i];
-    static const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div"};
-    if (!kElementwise.count(n.op_type) || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+    static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div"};
+    const bool binary = kBinary.count(n.op_type) && n.inputs.size() == 2;
+    if ((!binary && n.op_type != "Concat") || n.outputs.size() != 1) return std::nullopt;
     Unit u;
     for (const auto& in : n.inputs) {
       const wire::Node* dq = produced_by(in, "DequantizeLinear");
@@ -180,21 +183,38 @@ class OneTypePass {
       nodes.push_back(make_node("DequantizeLinear", {q, s, z}, out));
       return out;
     }
-    // A constant: its codes and zero point stored as 16-bit, on the same scale.
-    const wire::Tensor codes = *x, zero = *initializer(dq.inputs[2]);  // copies: adding initializers moves them
+    // A constant: codes and zero point times 2^k, the scale over 2^k (exact), k as large as the
+    // 16-bit range allows. (Kept at the same codes, a scalar is code 1 on a scale of |c|, and
+    // QNN's compiler for QCM6490 and SAR2230P then fails to allocate memory when the input's
+    // scale x |c| is just above the result's: 23 GB and QNN_COMMON_ERROR_MEM_ALLOC on granite's
+    // residual multiplier. At code 32768 the requantization is far from that band.)
+    const wire::Tensor codes = *x, zero = *initializer(dq.inputs[2]), scale = *initializer(dq.inputs[1]);
+    if (scale.data_type != kFloat) throw_failure("qnn export: the scale of {} is not float", codes.name);
     const bool is_signed = type_signed(zero.data_type);
-    auto widened = [&](const wire::Tensor& t) {
-      const std::string name = t.name + ".16";
-      if (!init_at_.count(name)) {
-        std::vector<int64_t> v(element_count(t));
-        for (size_t i = 0; i < v.size(); ++i) v[i] = integer_at(t, i);
-        add_initializer({t.dims, wide_type(is_signed), name, pack16(v, is_signed)});
+    const std::string name = codes.name + ".16";
+    if (!init_at_.count(name)) {  // (copies above: adding initializers moves them)
+      std::vector<int64_t> v(element_count(codes)), z(element_count(zero));
+      int64_t top = 0;
+      for (size_t i = 0; i < v.size(); ++i) top = std::max(top, std::abs(v[i] = integer_at(codes, i)));
+      for (size_t i = 0; i < z.size(); ++i) top = std::max(top, std::abs(z[i] = integer_at(zero, i)));
+      const int64_t limit = is_signed ? 32767 : 65535;
+      int64_t factor = 1;
+      while (top * factor * 2 <= limit && factor < (int64_t{1} << 15)) factor *= 2;
+      for (auto& c : v) c *= factor;
+      for (auto& c : z) c *= factor;
+      std::string raw = scale.raw_data;
+      for (size_t i = 0; i + sizeof(float) <= raw.size(); i += sizeof(float)) {
+        float f;
+        std::memcpy(&f, raw.data() + i, sizeof(float));
+        f /= static_cast<float>(factor);
+        std::memcpy(raw.data() + i, &f, sizeof(float));
       }
-      return name;
-    };
-    const std::string xw = widened(codes), zw = widened(zero);
+      add_initializer({codes.dims, wide_type(is_signed), name, pack16(v, is_signed)});
+      add_initializer({scale.dims, kFloat, name + ".scale", raw});
+      add_initializer({zero.dims, wide_type(is_signed), name + ".zero_point", pack16(z, is_signed)});
+    }
     wire::Node n = dq;
-    n.inputs = {xw, dq.inputs[1], zw};
+    n.inputs = {name, name + ".scale", name + ".zero_point"};
     n.outputs = {fresh(dq.outputs[0] + "/16")};
     n.name = n.outputs[0];
     nodes.push_back(n);
