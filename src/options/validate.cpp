@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "options/quant_recipe_option.h"
 #include "target/backend_type.h"
+#include "target/qnn_soc_support.h"
 #include "target/soc.h"
 
 namespace genai::options {
@@ -58,6 +59,16 @@ void validate(const OptionValues& v) {
   if (v.get_optional_string("lowering") == "qnn" && v.get_string("backend") != "htp") {
     throw_input_error("--lowering qnn builds QNN HTP context binaries: it needs --backend htp, got --backend {}",
                       v.get_string("backend"));
+  }
+  // Before any work: a SoC QNN's compiler builds for another arch would fail only after quantizing.
+  if (auto soc = v.get_optional_string("soc_model"); soc && v.get_string("lowering") == "qnn") {
+    const auto& info = target::resolve_soc(*soc);
+    if (auto why = target::qnn_lowering_refusal(info)) {
+      const auto& near = target::nearest_qnn_lowering_soc(info);
+      throw_input_error("--soc_model {} cannot be built with --lowering qnn: {}. The nearest SoC it builds is {} (HTP "
+                        "{}, VTCM {} MB); or use --lowering genai for {}",
+                        info.name, *why, near.name, target::htp_arch_name(near.htp_arch), near.vtcm_mb, info.name);
+    }
   }
 
   if (v.get_flag("compile_only") && v.has_value("pre_gen_pte")) {

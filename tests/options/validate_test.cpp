@@ -29,6 +29,25 @@ TEST(Validate, CompileOnlyExcludesPreGenPte) {
   EXPECT_NE(m.find("--pre_gen_pte"), std::string::npos);
 }
 
+// SoCs QNN's compiler builds for another HTP arch than the table's (target/qnn_soc_support.h):
+// refused for --lowering qnn before any work, naming the reason and the nearest SoC it builds.
+TEST(Validate, QnnLoweringRefusesSocsQnnBuildsForAnotherArch) {
+  OptionValues v;
+  v.set("backend", std::string("htp"));
+  v.set("soc_model", std::string("SM8475"));
+  EXPECT_EQ(violation(v), "") << "--lowering genai builds every SoC";
+  v.set("lowering", std::string("qnn"));
+  const auto m = violation(v);
+  for (const char* word : {"--soc_model SM8475", "--lowering qnn", "V68", "V69", "nearest SoC it builds is SM8450"})
+    EXPECT_NE(m.find(word), std::string::npos) << word << ": " << m;
+  v.set("soc_model", std::string("SSG2115P"));
+  EXPECT_NE(violation(v).find("nearest SoC it builds is SM8550"), std::string::npos) << violation(v);
+  for (const char* soc : {"QCM6490", "SM8350", "SAR2230P", "SM8650"}) {
+    v.set("soc_model", std::string(soc));
+    EXPECT_EQ(violation(v), "") << soc;
+  }
+}
+
 TEST(Validate, MaxContextLenDefaultsToMaxSeqLen) {
   OptionValues v;
   v.set("max_seq_len", int64_t{300});

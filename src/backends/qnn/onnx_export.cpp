@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/qnn/onnx_one_type_elementwise.h"
 #include "backends/qnn/onnx_wire.h"
 #include "backends/qnn/static_values.h"
 #include "core/error.h"
@@ -119,6 +120,7 @@ class Exporter {
     name_outputs();
     for (const auto& op : g_.ops()) emit(op);
     bind_outputs(out);
+    if (options_.elementwise_one_type) give_elementwise_ops_one_type(model.graph);
     out.bytes = wire::serialize(model);
     return out;
   }

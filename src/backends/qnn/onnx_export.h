@@ -36,6 +36,10 @@ struct OnnxExportOptions {
   // Appended to every input and output name (input_<i>_<name><suffix>): the graphs of one shared
   // QNN context need I/O names that differ across the graphs.
   std::string io_name_suffix;
+  // The target's HTP takes an elementwise op only with one integer type on its operands and
+  // result (target::qnn_elementwise_needs_one_type): mixed node units get their widest type
+  // (backends/qnn/onnx_one_type_elementwise.h). false leaves them mixed.
+  bool elementwise_one_type = false;
 };
 
 // One graph input or output of the exported model, in signature order.

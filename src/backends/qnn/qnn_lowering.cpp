@@ -50,6 +50,7 @@ class QnnLoweringBackend final : public compile::Backend {
       OnnxExportOptions eo;
       // The graphs of a shared context need distinct I/O names: all but the first get a suffix.
       if (share && i > 0) eo.io_name_suffix = "_" + graphs[i].method_name;
+      eo.elementwise_one_type = t.elementwise_one_type;
       onnx.push_back(export_onnx_qdq(*graphs[i].bundle, eo));
       log::info("qnn: exported {} as ONNX QDQ ({} bytes, {:.2f} s)", graphs[i].method_name, onnx.back().bytes.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -76,7 +77,7 @@ class QnnLoweringBackend final : public compile::Backend {
       const std::string& raw = compiled.binaries[b];
       const std::vector<uint8_t> bin =
           rename_qnn_graphs(std::span(reinterpret_cast<const uint8_t*>(raw.data()), raw.size()), renames);
-      check_qnn_binary_target(bin, t.soc, t.arch, "--lowering qnn");
+      check_qnn_binary_target(bin, t.binary_soc, t.arch, "--lowering qnn");
       payloads.push_back(make_qnn_payload(bin));
     }
     std::vector<compile::LoweredMethod> out;

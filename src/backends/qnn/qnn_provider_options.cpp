@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "target/compile_spec.h"
+#include "target/qnn_soc_support.h"
 #include "target/soc.h"
 
 namespace genai::backends::qnn {
@@ -31,8 +32,12 @@ QnnTarget qnn_target_from_specs(const std::vector<CompileSpec>& specs, std::stri
   if (!options || !options->htp_options)
     throw_input_error("{}: the compile specs hold no QNN HTP options (key qnn_compile_spec with htp_options)", what);
   QnnTarget t;
-  for (const auto& soc : target::soc_table())
-    if (soc.chipset == options->soc_model) t.soc = std::string(soc.name);
+  for (const auto& soc : target::soc_table()) {
+    if (soc.chipset != options->soc_model) continue;
+    t.soc = std::string(soc.name);
+    t.binary_soc = std::string(target::qnn_binary_soc_name(soc));
+    t.elementwise_one_type = target::qnn_elementwise_needs_one_type(soc);
+  }
   if (t.soc.empty()) throw_input_error("{}: the compile specs name no known SoC", what);
   t.arch = static_cast<int>(options->htp_arch);
   const auto& h = *options->htp_options;

@@ -15,6 +15,8 @@ struct QnnTarget {
   QnnProviderOptions provider;
   std::string soc;  // the specs' SoC, upstream spelling ("SM8650")
   int arch = 0;     // the specs' HTP arch (75)
+  std::string binary_soc;             // the SoC name QNN records in the binary (target::qnn_binary_soc_name)
+  bool elementwise_one_type = false;  // target::qnn_elementwise_needs_one_type
 };
 
 // InputError naming `what` when the specs hold no QNN entry with HTP options.
