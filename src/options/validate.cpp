@@ -61,13 +61,16 @@ void validate(const OptionValues& v) {
                       v.get_string("backend"));
   }
   // Before any work: a SoC QNN's compiler builds for another arch would fail only after quantizing.
-  if (auto soc = v.get_optional_string("soc_model"); soc && v.get_string("lowering") == "qnn") {
+  const bool compiles = v.scope() != kRunScope && !v.has_value("pre_gen_pte");
+  const bool quantized = !v.get_flag("use_fp16") && v.get_optional_string("quant_recipe") != "fp16";
+  if (auto soc = v.get_optional_string("soc_model"); soc && compiles && effective_lowering(v, quantized) == "qnn") {
     const auto& info = target::resolve_soc(*soc);
     if (auto why = target::qnn_lowering_refusal(info)) {
       const auto& near = target::nearest_qnn_lowering_soc(info);
-      throw_input_error("--soc_model {} cannot be built with --lowering qnn: {}. The nearest SoC it builds is {} (HTP "
+      throw_input_error("--soc_model {} cannot be built with --lowering qnn{}: {}. The nearest SoC it builds is {} (HTP "
                         "{}, VTCM {} MB); or use --lowering genai for {}",
-                        info.name, *why, near.name, target::htp_arch_name(near.htp_arch), near.vtcm_mb, info.name);
+                        info.name, v.has_value("lowering") ? "" : " (the default for a quantized phone build)", *why,
+                        near.name, target::htp_arch_name(near.htp_arch), near.vtcm_mb, info.name);
     }
   }
 

@@ -35,6 +35,9 @@ TEST(Validate, QnnLoweringRefusesSocsQnnBuildsForAnotherArch) {
   OptionValues v;
   v.set("backend", std::string("htp"));
   v.set("soc_model", std::string("SM8475"));
+  // A phone build defaults to --lowering qnn: refused, saying the lowering was the default.
+  EXPECT_NE(violation(v).find("(the default for a quantized phone build)"), std::string::npos) << violation(v);
+  v.set("lowering", std::string("genai"));
   EXPECT_EQ(violation(v), "") << "--lowering genai builds every SoC";
   v.set("lowering", std::string("qnn"));
   const auto m = violation(v);
@@ -46,6 +49,12 @@ TEST(Validate, QnnLoweringRefusesSocsQnnBuildsForAnotherArch) {
     v.set("soc_model", std::string(soc));
     EXPECT_EQ(violation(v), "") << soc;
   }
+  // An x86 build's default is our lowering, which builds every SoC.
+  OptionValues x86;
+  x86.set("backend", std::string("htp"));
+  x86.set("soc_model", std::string("SM8475"));
+  x86.set("enable_x86_64", true);
+  EXPECT_EQ(violation(x86), "");
 }
 
 TEST(Validate, MaxContextLenDefaultsToMaxSeqLen) {
