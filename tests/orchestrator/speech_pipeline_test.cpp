@@ -80,7 +80,7 @@ TEST(SpeechPipeline, RunsEndToEndWithExactlyItsThreeArtifacts) {
 // context binary compiled by the QNN HTP compiler, and all four stages run on the x86 simulator;
 // `genai run -a` on the result gives the pipeline's tokens. The encoder's learned-query chain
 // once made the compiler fail (backends/qnn/static_values.h). About 20 s.
-TEST(SpeechPipeline, QnnLoweringRunsAllFourStagesOnTheSimulator) {
+TEST(SpeechPipeline, SlowQnnLoweringRunsAllFourStagesOnTheSimulator) {
   const auto probe = backends::qnn::QnnBridge().probe();
   GENAI_REQUIRE_AVAILABLE(probe.available, "onnxruntime-qnn (" << probe.missing << ")");
   SpeechFixture f;
