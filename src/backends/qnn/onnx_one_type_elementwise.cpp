@@ -17,29 +17,29 @@ namespace genai::backends::qnn {
 namespace {
 
 // TensorProto.DataType values of the integer types a node unit can carry.
-enum : int32_t { kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5 };
+enum : int32_t { kElemFloat = 1, kElemUint8 = 2, kElemInt8 = 3, kElemUint16 = 4, kElemInt16 = 5 };
 
 int type_bits(int32_t t) {
   switch (t) {
-    case kUint8:
-    case kInt8: return 8;
-    case kUint16:
-    case kInt16: return 16;
+    case kElemUint8:
+    case kElemInt8: return 8;
+    case kElemUint16:
+    case kElemInt16: return 16;
     default: return 0;
   }
 }
-bool type_signed(int32_t t) { return t == kInt8 || t == kInt16; }
-int32_t wide_type(bool is_signed) { return is_signed ? kInt16 : kUint16; }
+bool type_signed(int32_t t) { return t == kElemInt8 || t == kElemInt16; }
+int32_t wide_type(bool is_signed) { return is_signed ? kElemInt16 : kElemUint16; }
 // 8-bit code c sits at code c * factor of the 16-bit grid (255 * 257 = 65535, -128 * 256 = -32768).
 int64_t widen_factor(bool is_signed) { return is_signed ? 256 : 257; }
 
 int64_t integer_at(const wire::Tensor& t, size_t i) {
   const char* p = t.raw_data.data();
   switch (t.data_type) {
-    case kUint8: return static_cast<uint8_t>(p[i]);
-    case kInt8: return static_cast<int8_t>(p[i]);
-    case kUint16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
-    case kInt16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case kElemUint8: return static_cast<uint8_t>(p[i]);
+    case kElemInt8: return static_cast<int8_t>(p[i]);
+    case kElemUint16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case kElemInt16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
     default: throw_failure("qnn export: initializer {} is not an 8- or 16-bit integer tensor", t.name);
   }
 }
@@ -155,7 +155,7 @@ class OneTypePass {
   std::pair<std::string, std::string> wide_qparams(const wire::Node& qdq) {
     const wire::Tensor* s = initializer(qdq.inputs[1]);
     const wire::Tensor* z = initializer(qdq.inputs[2]);
-    if (!s || s->data_type != kFloat || s->raw_data.size() != sizeof(float) || element_count(*z) != 1)
+    if (!s || s->data_type != kElemFloat || s->raw_data.size() != sizeof(float) || element_count(*z) != 1)
       throw_failure("qnn export: {} {} has no per-tensor encoding to widen", qdq.op_type, qdq.name);
     const bool is_signed = type_signed(z->data_type);
     const std::string sn = s->name + ".wide", zn = z->name + ".wide";
@@ -166,7 +166,7 @@ class OneTypePass {
       std::string raw(sizeof(float), '\0');
       std::memcpy(raw.data(), &scale, sizeof(float));
       const std::string zero = pack16({integer_at(*z, 0) * widen_factor(is_signed)}, is_signed);
-      add_initializer({{}, kFloat, sn, raw});
+      add_initializer({{}, kElemFloat, sn, raw});
       add_initializer({{}, wide_type(is_signed), zn, zero});
     }
     return {sn, zn};
@@ -189,7 +189,7 @@ class OneTypePass {
     // scale x |c| is just above the result's: 23 GB and QNN_COMMON_ERROR_MEM_ALLOC on granite's
     // residual multiplier. At code 32768 the requantization is far from that band.)
     const wire::Tensor codes = *x, zero = *initializer(dq.inputs[2]), scale = *initializer(dq.inputs[1]);
-    if (scale.data_type != kFloat) throw_failure("qnn export: the scale of {} is not float", codes.name);
+    if (scale.data_type != kElemFloat) throw_failure("qnn export: the scale of {} is not float", codes.name);
     const bool is_signed = type_signed(zero.data_type);
     const std::string name = codes.name + ".16";
     if (!init_at_.count(name)) {  // (copies above: adding initializers moves them)
@@ -210,7 +210,7 @@ class OneTypePass {
         std::memcpy(raw.data() + i, &f, sizeof(float));
       }
       add_initializer({codes.dims, wide_type(is_signed), name, pack16(v, is_signed)});
-      add_initializer({scale.dims, kFloat, name + ".scale", raw});
+      add_initializer({scale.dims, kElemFloat, name + ".scale", raw});
       add_initializer({zero.dims, wide_type(is_signed), name + ".zero_point", pack16(z, is_signed)});
     }
     wire::Node n = dq;
