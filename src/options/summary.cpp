@@ -20,8 +20,7 @@ nlohmann::json resolved_summary(const OptionValues& values) {
                    {"vtcm_mb", (*qnn)["vtcm_mb"]},
                    {"backend_type", (*qnn)["backend_type"]},
                    {"x86_emulation", values.get_flag("enable_x86_64")},
-                   {"lowering", effective_lowering(values, !values.get_flag("use_fp16") &&
-                                                                values.get_optional_string("quant_recipe") != "fp16")}};
+                   {"lowering", effective_lowering(values)}};
     j["qnn_options"] = *qnn;
   } else {
     j["target"] = nullptr;

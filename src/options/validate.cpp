@@ -31,6 +31,10 @@ std::string effective_lowering(const OptionValues& values, bool quantized_progra
   return device && quantized_program ? "qnn" : "genai";
 }
 
+std::string effective_lowering(const OptionValues& values) {
+  return effective_lowering(values, !values.get_flag("use_fp16") && values.get_optional_string("quant_recipe") != "fp16");
+}
+
 std::optional<std::string> tokenizer_file_option(const OptionValues& values) {
   for (const char* name : {"tokenizer", "tokenizer_model", "tokenizer_bin"})
     if (auto file = values.get_optional_string(name)) return file;
@@ -62,8 +66,7 @@ void validate(const OptionValues& v) {
   }
   // Before any work: a SoC QNN's compiler builds for another arch would fail only after quantizing.
   const bool compiles = v.scope() != kRunScope && !v.has_value("pre_gen_pte");
-  const bool quantized = !v.get_flag("use_fp16") && v.get_optional_string("quant_recipe") != "fp16";
-  if (auto soc = v.get_optional_string("soc_model"); soc && compiles && effective_lowering(v, quantized) == "qnn") {
+  if (auto soc = v.get_optional_string("soc_model"); soc && compiles && effective_lowering(v) == "qnn") {
     const auto& info = target::resolve_soc(*soc);
     if (auto why = target::qnn_lowering_refusal(info)) {
       const auto& near = target::nearest_qnn_lowering_soc(info);

@@ -24,6 +24,8 @@ int64_t effective_max_context_len(const OptionValues& values);
 // phone, so it gets QNN context binaries (what a stock ExecuTorch runtime loads); x86 builds,
 // float programs and other backends get our payload.
 std::string effective_lowering(const OptionValues& values, bool quantized_program);
+// The same before compilation knows the graphs: quantized unless --use_fp16 or --quant_recipe fp16.
+std::string effective_lowering(const OptionValues& values);
 
 // The tokenizer file the options name: --tokenizer, --tokenizer_model or --tokenizer_bin (at most
 // one: validate() rejects more), or nullopt.
