@@ -5,13 +5,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/whole_file.h"
 #include "options/option_table.h"
 
 namespace genai::options {
@@ -158,11 +157,9 @@ void OptionValues::set_from_text(std::string_view name, const std::vector<std::s
 }
 
 void OptionValues::load_config_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error("--config_file {}: cannot open", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  const std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw_input_error("--config_file {}: cannot open", path);
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw_input_error("--config_file {}: not valid JSON", path);
   load_config_json(j, path);
 }

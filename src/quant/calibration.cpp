@@ -1,13 +1,11 @@
 #include "quant/calibration.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/whole_file.h"
 #include "graph/decoder_graphs.h"
 #include "graph/interpreter.h"
 #include "core/sampler.h"
@@ -16,11 +14,9 @@
 namespace genai::quant {
 
 std::vector<std::string> read_calibration_texts(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_input_error("--calib_samples: cannot open {}", file.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::optional<std::string> file_text = read_whole_file(file);
+  if (!file_text) throw_input_error("--calib_samples: cannot open {}", file.string());
+  const std::string& text = *file_text;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
     nlohmann::json j;

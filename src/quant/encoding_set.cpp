@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +12,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/thread_pool.h"
+#include "core/whole_file.h"
 #include "kernels/float_arith.h"
 #include "model/weights.h"
 #include "quant/gptq.h"
@@ -433,11 +432,9 @@ std::filesystem::path save_encodings(const EncodingSet& set, const Graph& g, con
 
 EncodingSet load_encodings(const std::filesystem::path& json_path) {
   auto read = [](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw_input_error("{}: cannot open", p.string());
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    std::optional<std::string> text = read_whole_file(p);
+    if (!text) throw_input_error("{}: cannot open", p.string());
+    return std::move(*text);
   };
   const std::string file = json_path.string();
   nlohmann::json j;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/whole_file.h"
 #include "runtime/subprocess.h"
 
 namespace genai::runtime {
@@ -23,13 +24,6 @@ constexpr const char* kRunnerName = "genai";  // the binary's name in the device
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -230,7 +224,7 @@ DeviceRunResult run_on_device(const DeviceRunRequest& req) {
     }
   } cleanup{local};
   const auto got_log = run(cmd.pull(ws + "/run.log", local / "run.log"), limits.command);
-  if (got_log.ok()) result.log = read_file(local / "run.log");
+  if (got_log.ok()) result.log = read_whole_file(local / "run.log").value_or("");
   if (!ran.ok()) {
     const std::string msg = fmt::format("--device {}: adb shell running genai there: the runner failed {}", req.target.serial,
                                         failed(ran, result.log));
@@ -240,7 +234,7 @@ DeviceRunResult run_on_device(const DeviceRunRequest& req) {
   const auto got = run(cmd.pull(ws + "/run.json", local / "run.json"), limits.command);
   if (!got.ok()) throw_failure("--device {}: adb pull failed pulling {}/run.json {}", req.target.serial, ws, failed(got));
   try {
-    result.output = nlohmann::json::parse(read_file(local / "run.json"));
+    result.output = nlohmann::json::parse(read_whole_file(local / "run.json").value_or(""));
   } catch (const nlohmann::json::exception& e) {
     throw_failure("--device {}: the runner's output {}/run.json is not JSON: {}", req.target.serial, ws, e.what());
   }

@@ -3,11 +3,10 @@
 #include <sentencepiece_processor.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "tokenizer/factory.h"
 #include "tokenizer/stop_tokens.h"
 #include "tokenizer/vocab.h"
@@ -17,11 +16,9 @@ namespace {
 
 
 std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error("{}: cannot open the sentencepiece model", path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> bytes = read_whole_file(path);
+  if (!bytes) throw_input_error("{}: cannot open the sentencepiece model", path.string());
+  return std::move(*bytes);
 }
 
 // Protobuf wire-format helpers for the pre-check below; false on malformed input.

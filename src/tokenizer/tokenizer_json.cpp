@@ -1,13 +1,12 @@
 #include "tokenizer/tokenizer_json.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/whole_file.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace genai {
@@ -17,12 +16,10 @@ using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
 
 json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error("{}: cannot open the tokenizer file", path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw_input_error("{}: cannot open the tokenizer file", path.string());
   try {
-    return json::parse(ss.str());
+    return json::parse(*text);
   } catch (const json::exception& e) {
     throw_input_error("{}: not valid JSON: {}", path.string(), e.what());
   }
