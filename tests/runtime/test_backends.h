@@ -24,6 +24,8 @@ namespace genai::runtime_testing {
 
 inline constexpr std::string_view kAddId = "TestAddBackend";
 inline constexpr std::string_view kQdqId = "TestQdqBackend";
+// A delegate id no executor of the tree or of these tests ever registers.
+inline constexpr std::string_view kUnregisteredId = "NoSuchBackend";
 
 // ---- TestAddBackend ----
 // Payload: "ADD1", uint32 n (little-endian), uint32 key length, key bytes.
