@@ -73,11 +73,15 @@ function(genai_test_optimization target)
   endif()
 endfunction()
 
-# genai_test_suite(<name> [DEPS targets...])
-# Builds tests/<name>/*.cpp into one GoogleTest binary and registers its tests with CTest.
+# genai_test_suite(<name> [DIR folder] [DEPS targets...])
+# Builds tests/<folder>/*.cpp (folder: <name> by default; a part of a layer has its own, e.g.
+# backends/qnn for the suite backends_qnn) into one GoogleTest binary and registers its tests.
 function(genai_test_suite name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
+  cmake_parse_arguments(ARG "" "DIR" "DEPS" ${ARGN})
+  if(NOT ARG_DIR)
+    set(ARG_DIR ${name})
+  endif()
+  file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_DIR}/*.cpp)
   if(NOT _srcs)
     return()
   endif()
