@@ -157,6 +157,23 @@ class Lowering {
   int data_tensor(ValueId id, Role role, const graph::Op& user);
   void activation_type(fb::TensorT& t, const graph::Value& v);
 
+  // The passes of run(), in order.
+  void add_value_tensors();
+  void add_ops();
+  void set_attributes(fb::OpT& o, const graph::Op& op) const;
+  void check_passthrough_encodings(const fb::OpT& o, const graph::Op& op) const;
+  void fuse_kv_caches();
+  void find_views();
+  void find_lifetimes();
+  static DType io_dtype(const fb::TensorT& t);
+  void check_io_dtype(const char* what, const std::string& name, DType d, bool input) const;
+  void bind_inputs(compile::LoweredMethod& m);
+  void bind_outputs(compile::LoweredMethod& m);
+  compile::MemoryPlan plan_arena();
+  compile::LoweredMethod pack(std::string_view method_name, std::string_view delegate_id,
+                              const compile::MemoryPlan& plan, compile::LoweredMethod m);
+  fb::Precision precision() const { return fp_ ? fb::Precision::Float16 : fb::Precision::Quantized; }
+
   const graph::Graph& g_;
   const pipeline::GraphBundle& bundle_;
   const compile::LoweringTarget& target_;
@@ -165,6 +182,15 @@ class Lowering {
   std::vector<std::unique_ptr<fb::TensorT>> tensors_;
   std::map<std::pair<ValueId, Role>, int> data_tensors_;
   std::map<std::string, pte::NamedData> named_;
+  // What the passes build: the tensor of each value (-1: weights and constants, which get one
+  // per role), the ops, which of them KV fusion dropped, each tensor's storage root (itself, or
+  // the tensor a view reads), the roots' lifetimes in op indices, and the method's I/O.
+  std::vector<int> value_tensor_;
+  std::vector<std::unique_ptr<fb::OpT>> fops_;
+  std::vector<bool> dropped_;
+  std::vector<int> root_;
+  std::vector<int64_t> first_, last_;
+  std::vector<std::unique_ptr<fb::IoT>> ins_, outs_;
 };
 
 void Lowering::activation_type(fb::TensorT& t, const graph::Value& v) {
@@ -326,15 +352,26 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
   return index;
 }
 
+// The lowering runs as passes over the members below, in this order; each pass reads what the
+// ones before it produced.
 compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_view delegate_id) {
-  const auto& values = g_.values();
-  const auto& ops = g_.ops();
-  const int64_t n_ops = static_cast<int64_t>(ops.size());
-  const bool shared = target_.shared_buffer;
+  add_value_tensors();
+  add_ops();
+  fuse_kv_caches();
+  find_views();
+  find_lifetimes();
+  compile::LoweredMethod m;
+  bind_inputs(m);
+  bind_outputs(m);
+  const compile::MemoryPlan plan = plan_arena();
+  return pack(method_name, delegate_id, plan, std::move(m));
+}
 
-  // Activations and inputs: one tensor per value, index = value id (weights/constants get
-  // placeholders here and their real tensors, per role, after).
-  std::vector<int> value_tensor(values.size(), -1);
+// Activations and inputs: one tensor per value, index = value id (weights/constants get their
+// real tensors, per role, when an op reads them).
+void Lowering::add_value_tensors() {
+  const auto& values = g_.values();
+  value_tensor_.assign(values.size(), -1);
   for (size_t i = 0; i < values.size(); ++i) {
     const graph::Value& v = values[i];
     auto t = std::make_unique<fb::TensorT>();
@@ -342,17 +379,19 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
     if (v.kind == ValueKind::kInput || v.kind == ValueKind::kOpResult) {
       activation_type(*t, v);
       t->kind = v.kind == ValueKind::kInput ? fb::TensorKind::Input : fb::TensorKind::Activation;
-      value_tensor[i] = new_tensor(std::move(t));
+      value_tensor_[i] = new_tensor(std::move(t));
     }
   }
+}
 
-  // Ops, with weight/constant operands resolved per role.
-  std::vector<std::unique_ptr<fb::OpT>> fops;
-  for (const graph::Op& op : ops) {
+// Ops, with weight/constant operands resolved per role, and their attributes.
+void Lowering::add_ops() {
+  const auto& values = g_.values();
+  for (const graph::Op& op : g_.ops()) {
     auto o = std::make_unique<fb::OpT>();
     o->kind = op_kind(op.kind);
     o->name = values[static_cast<size_t>(op.result)].name;
-    o->output = value_tensor[static_cast<size_t>(op.result)];
+    o->output = value_tensor_[static_cast<size_t>(op.result)];
     for (size_t j = 0; j < op.operands.size(); ++j) {
       const ValueId id = op.operands[j];
       const graph::Value& v = values[static_cast<size_t>(id)];
@@ -363,175 +402,196 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
         if ((op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm) && j > 0) role = Role::kNormWeight;
         o->inputs.push_back(data_tensor(id, role, op));
       } else {
-        o->inputs.push_back(value_tensor[static_cast<size_t>(id)]);
+        o->inputs.push_back(value_tensor_[static_cast<size_t>(id)]);
       }
     }
-    const auto& in0 = values[static_cast<size_t>(op.operands[0])];
-    switch (op.kind) {
-      case OpKind::kRmsNorm:
-      case OpKind::kLayerNorm:
-        o->eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
-        break;
-      case OpKind::kConcat: {
-        int64_t axis = graph::attr_int(op.attrs, "axis");
-        if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
-        o->axis = static_cast<int32_t>(axis);
-        break;
-      }
-      case OpKind::kSlice: {
-        int64_t axis = graph::attr_int(op.attrs, "axis");
-        if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
-        o->axis = static_cast<int32_t>(axis);
-        o->start = graph::attr_int(op.attrs, "start");
-        break;
-      }
-      case OpKind::kTranspose:
-        for (int64_t p : graph::attr_ints(op.attrs, "perm")) o->perm.push_back(static_cast<int32_t>(p));
-        break;
-      default:
-        break;
-    }
-    // Passthrough ops move integers: their operands must share the result's encoding.
-    if (!fp_ && (op.kind == OpKind::kConcat || op.kind == OpKind::kReshape || op.kind == OpKind::kTranspose ||
-                 op.kind == OpKind::kSlice)) {
-      const fb::TensorT& r = *tensors_[static_cast<size_t>(o->output)];
-      for (int in : o->inputs) {
-        const fb::TensorT& x = *tensors_[static_cast<size_t>(in)];
-        const bool same = x.type == r.type && (!x.quant) == (!r.quant) &&
-                          (!x.quant || (x.quant->scale() == r.quant->scale() &&
-                                        x.quant->zero_point() == r.quant->zero_point() &&
-                                        x.quant->qmin() == r.quant->qmin() && x.quant->qmax() == r.quant->qmax()));
-        if (!same)
-          throw_failure("lower: graph {}: {} '{}' reads '{}' on a different encoding", g_.name(),
-                        graph::op_kind_name(op.kind), r.name, x.name);
-      }
-    }
-    fops.push_back(std::move(o));
+    set_attributes(*o, op);
+    if (!fp_) check_passthrough_encodings(*o, op);
+    fops_.push_back(std::move(o));
   }
+}
 
-  // The KV-concat decision (kv_fusion.h): fused matmuls read the cache in place; the concat and
-  // its views are dropped (indices stay: lifetimes below are op positions).
-  std::vector<bool> dropped(fops.size(), false);
-  if (!fp_ && kv_fusion() != KvFusion::kNone) {
-    std::vector<bool> is_output(tensors_.size(), false);
-    for (const auto& out : g_.outputs()) is_output[static_cast<size_t>(value_tensor[static_cast<size_t>(out.value)])] = true;
-    dropped = fuse_kv_concats(fops, tensors_, is_output, kv_fusion());
+void Lowering::set_attributes(fb::OpT& o, const graph::Op& op) const {
+  const auto& in0 = g_.values()[static_cast<size_t>(op.operands[0])];
+  switch (op.kind) {
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNorm:
+      o.eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
+      break;
+    case OpKind::kConcat: {
+      int64_t axis = graph::attr_int(op.attrs, "axis");
+      if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
+      o.axis = static_cast<int32_t>(axis);
+      break;
+    }
+    case OpKind::kSlice: {
+      int64_t axis = graph::attr_int(op.attrs, "axis");
+      if (axis < 0) axis += static_cast<int64_t>(in0.type.shape.size());
+      o.axis = static_cast<int32_t>(axis);
+      o.start = graph::attr_int(op.attrs, "start");
+      break;
+    }
+    case OpKind::kTranspose:
+      for (int64_t p : graph::attr_ints(op.attrs, "perm")) o.perm.push_back(static_cast<int32_t>(p));
+      break;
+    default:
+      break;
   }
+}
 
-  // Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
-  std::vector<int> root(tensors_.size());
-  for (size_t t = 0; t < root.size(); ++t) root[t] = static_cast<int>(t);
-  for (size_t i = 0; i < fops.size(); ++i) {
-    const fb::OpT& o = *fops[i];
-    if (dropped[i]) continue;
+// Passthrough ops move integers: their operands must share the result's encoding.
+void Lowering::check_passthrough_encodings(const fb::OpT& o, const graph::Op& op) const {
+  if (op.kind != OpKind::kConcat && op.kind != OpKind::kReshape && op.kind != OpKind::kTranspose &&
+      op.kind != OpKind::kSlice)
+    return;
+  const fb::TensorT& r = *tensors_[static_cast<size_t>(o.output)];
+  for (int in : o.inputs) {
+    const fb::TensorT& x = *tensors_[static_cast<size_t>(in)];
+    const bool same = x.type == r.type && (!x.quant) == (!r.quant) &&
+                      (!x.quant || (x.quant->scale() == r.quant->scale() &&
+                                    x.quant->zero_point() == r.quant->zero_point() &&
+                                    x.quant->qmin() == r.quant->qmin() && x.quant->qmax() == r.quant->qmax()));
+    if (!same)
+      throw_failure("lower: graph {}: {} '{}' reads '{}' on a different encoding", g_.name(),
+                    graph::op_kind_name(op.kind), r.name, x.name);
+  }
+}
+
+// The KV-concat decision (kv_fusion.h): fused matmuls read the cache in place; the concat and
+// its views are dropped (indices stay: lifetimes are op positions until pack()).
+void Lowering::fuse_kv_caches() {
+  dropped_.assign(fops_.size(), false);
+  if (fp_ || kv_fusion() == KvFusion::kNone) return;
+  std::vector<bool> is_output(tensors_.size(), false);
+  for (const auto& out : g_.outputs()) is_output[static_cast<size_t>(value_tensor_[static_cast<size_t>(out.value)])] = true;
+  dropped_ = fuse_kv_concats(fops_, tensors_, is_output, kv_fusion());
+}
+
+// Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
+void Lowering::find_views() {
+  root_.resize(tensors_.size());
+  for (size_t t = 0; t < root_.size(); ++t) root_[t] = static_cast<int>(t);
+  for (size_t i = 0; i < fops_.size(); ++i) {
+    const fb::OpT& o = *fops_[i];
+    if (dropped_[i]) continue;
     bool view = o.kind == fb::OpKind::Reshape;
     if (o.kind == fb::OpKind::Transpose) view = transpose_keeps_bytes(tensors_[static_cast<size_t>(o.inputs[0])]->shape, o.perm);
-    if (view) root[static_cast<size_t>(o.output)] = root[static_cast<size_t>(o.inputs[0])];
+    if (view) root_[static_cast<size_t>(o.output)] = root_[static_cast<size_t>(o.inputs[0])];
   }
+}
 
-  // Lifetimes of every root, in op indices (-1: live on entry; n_ops: read after the last op).
-  std::vector<int64_t> first(tensors_.size(), 0), last(tensors_.size(), -2);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (dropped[i]) continue;
-    const fb::OpT& o = *fops[i];
-    const size_t r = static_cast<size_t>(root[static_cast<size_t>(o.output)]);
-    if (r == static_cast<size_t>(o.output)) first[r] = static_cast<int64_t>(i);
-    last[r] = std::max(last[r], static_cast<int64_t>(i));
+// Lifetimes of every root, in op indices (-1: live on entry; n_ops: read after the last op).
+void Lowering::find_lifetimes() {
+  first_.assign(tensors_.size(), 0);
+  last_.assign(tensors_.size(), -2);
+  for (size_t i = 0; i < fops_.size(); ++i) {
+    if (dropped_[i]) continue;
+    const fb::OpT& o = *fops_[i];
+    const size_t r = static_cast<size_t>(root_[static_cast<size_t>(o.output)]);
+    if (r == static_cast<size_t>(o.output)) first_[r] = static_cast<int64_t>(i);
+    last_[r] = std::max(last_[r], static_cast<int64_t>(i));
     for (int in : o.inputs) {
-      const size_t ri = static_cast<size_t>(root[static_cast<size_t>(in)]);
-      last[ri] = std::max(last[ri], static_cast<int64_t>(i));
+      const size_t ri = static_cast<size_t>(root_[static_cast<size_t>(in)]);
+      last_[ri] = std::max(last_[ri], static_cast<int64_t>(i));
     }
   }
+}
 
-  // Method inputs.
-  std::vector<std::unique_ptr<fb::IoT>> ins, outs;
-  compile::LoweredMethod m;
-  const auto* io_dtypes = bundle_.quant_io_dtypes() ? &*bundle_.quant_io_dtypes() : nullptr;
-  auto io_dtype = [&](const fb::TensorT& t) {
-    switch (t.type) {
-      case fb::ElementType::I32: return DType::kI32;
-      case fb::ElementType::U8: return DType::kU8;
-      case fb::ElementType::U16: return DType::kU16;
-      default: return DType::kF32;
-    }
-  };
+DType Lowering::io_dtype(const fb::TensorT& t) {
+  switch (t.type) {
+    case fb::ElementType::I32: return DType::kI32;
+    case fb::ElementType::U8: return DType::kU8;
+    case fb::ElementType::U16: return DType::kU16;
+    default: return DType::kF32;
+  }
+}
+
+// A quantized program's I/O dtype must be the one quant_io_dtypes promised the runtime.
+void Lowering::check_io_dtype(const char* what, const std::string& name, DType d, bool input) const {
+  if (fp_ || !bundle_.quant_io_dtypes()) return;
+  const auto& promised = input ? bundle_.quant_io_dtypes()->inputs : bundle_.quant_io_dtypes()->outputs;
+  auto it = promised.find(name);
+  if (it != promised.end() && it->second != d)
+    throw_failure("lower: graph {}: {} {} is {} in the program but {} in quant_io_dtypes", g_.name(), what, name,
+                  dtype_name(d), dtype_name(it->second));
+}
+
+// Method inputs: the caller's buffers with shared buffers on; otherwise copied into the arena
+// before the first op.
+void Lowering::bind_inputs(compile::LoweredMethod& m) {
   for (size_t i = 0; i < g_.inputs().size(); ++i) {
     const ValueId id = g_.inputs()[i];
-    const int t = value_tensor[static_cast<size_t>(id)];
+    const int t = value_tensor_[static_cast<size_t>(id)];
     fb::TensorT& tt = *tensors_[static_cast<size_t>(t)];
     auto io = std::make_unique<fb::IoT>();
     io->name = tt.name;
     io->tensor = t;
-    if (shared) {
+    if (target_.shared_buffer) {
       tt.storage = fb::Storage::Input;
       tt.io_index = static_cast<int32_t>(i);
     } else {
       io->copy = true;
-      first[static_cast<size_t>(t)] = -1;
-      last[static_cast<size_t>(t)] = std::max<int64_t>(last[static_cast<size_t>(t)], 0);
+      first_[static_cast<size_t>(t)] = -1;
+      last_[static_cast<size_t>(t)] = std::max<int64_t>(last_[static_cast<size_t>(t)], 0);
     }
     const DType d = io_dtype(tt);
-    if (!fp_ && io_dtypes) {
-      auto it = io_dtypes->inputs.find(tt.name);
-      if (it != io_dtypes->inputs.end() && it->second != d)
-        throw_failure("lower: graph {}: input {} is {} in the program but {} in quant_io_dtypes", g_.name(), tt.name,
-                      dtype_name(d), dtype_name(it->second));
-    }
+    check_io_dtype("input", tt.name, d, /*input=*/true);
     m.inputs.push_back({tt.name, d, tt.shape});
-    ins.push_back(std::move(io));
+    ins_.push_back(std::move(io));
   }
-  // Method outputs: written in place into the caller's buffer when shared buffers are on and the
-  // value's storage is free to bind; otherwise copied out of the arena after the last op.
+}
+
+// Method outputs: written in place into the caller's buffer when shared buffers are on and the
+// value's storage is free to bind; otherwise copied out of the arena after the last op.
+void Lowering::bind_outputs(compile::LoweredMethod& m) {
+  const int64_t n_ops = static_cast<int64_t>(fops_.size());
   std::vector<bool> bound(tensors_.size(), false);
   for (size_t j = 0; j < g_.outputs().size(); ++j) {
     const auto& out = g_.outputs()[j];
-    const int t = value_tensor[static_cast<size_t>(out.value)];
-    const size_t r = static_cast<size_t>(root[static_cast<size_t>(t)]);
+    const int t = value_tensor_[static_cast<size_t>(out.value)];
+    const size_t r = static_cast<size_t>(root_[static_cast<size_t>(t)]);
     fb::TensorT& rt = *tensors_[r];
     auto io = std::make_unique<fb::IoT>();
     io->name = out.name;
     io->tensor = t;
-    if (shared && rt.kind == fb::TensorKind::Activation && !bound[r]) {
+    if (target_.shared_buffer && rt.kind == fb::TensorKind::Activation && !bound[r]) {
       bound[r] = true;
       rt.storage = fb::Storage::Output;
       rt.io_index = static_cast<int32_t>(j);
       rt.kind = fb::TensorKind::Output;
     } else {
       io->copy = true;
-      last[r] = n_ops;
+      last_[r] = n_ops;
     }
     const fb::TensorT& tt = *tensors_[static_cast<size_t>(t)];
     const DType d = io_dtype(tt);
-    if (!fp_ && io_dtypes) {
-      auto it = io_dtypes->outputs.find(out.name);
-      if (it != io_dtypes->outputs.end() && it->second != d)
-        throw_failure("lower: graph {}: output {} is {} in the program but {} in quant_io_dtypes", g_.name(), out.name,
-                      dtype_name(d), dtype_name(it->second));
-    }
+    check_io_dtype("output", out.name, d, /*input=*/false);
     m.outputs.push_back({out.name, d, tt.shape});
-    outs.push_back(std::move(io));
+    outs_.push_back(std::move(io));
   }
+}
 
-  // Memory plan: every arena root, then each op's float temporaries (alive during that op only).
+// Memory plan: every arena root, then each op's float temporaries (alive during that op only);
+// views then take their root's storage.
+compile::MemoryPlan Lowering::plan_arena() {
   std::vector<compile::BufferRequest> requests;
   std::vector<int> request_tensor;
   for (size_t t = 0; t < tensors_.size(); ++t) {
     const fb::TensorT& tt = *tensors_[t];
-    if (tt.storage != fb::Storage::Arena || root[t] != static_cast<int>(t)) continue;
+    if (tt.storage != fb::Storage::Arena || root_[t] != static_cast<int>(t)) continue;
     if (tt.kind != fb::TensorKind::Activation && tt.kind != fb::TensorKind::Input) continue;
-    if (last[t] < -1) continue;  // never read, never written (an unused input)
+    if (last_[t] < -1) continue;  // never read, never written (an unused input)
     const uint64_t size = static_cast<uint64_t>(numel(tt.shape)) * element_size(tt.type);
-    requests.push_back({size, first[t], std::max(last[t], first[t])});
+    requests.push_back({size, first_[t], std::max(last_[t], first_[t])});
     request_tensor.push_back(static_cast<int>(t));
   }
-  const fb::Precision precision = fp_ ? fb::Precision::Float16 : fb::Precision::Quantized;
-  for (size_t i = 0; i < fops.size(); ++i) {
-    fb::OpT& o = *fops[i];
-    if (dropped[i]) continue;
+  for (size_t i = 0; i < fops_.size(); ++i) {
+    fb::OpT& o = *fops_[i];
+    if (dropped_[i]) continue;
     std::vector<OperandInfo> infos;
     for (int in : o.inputs) infos.push_back({tensors_[static_cast<size_t>(in)]->type, numel(tensors_[static_cast<size_t>(in)]->shape)});
     const fb::TensorT& ot = *tensors_[static_cast<size_t>(o.output)];
-    o.scratch_bytes = op_scratch_bytes(o.kind, precision, infos, {ot.type, numel(ot.shape)});
+    o.scratch_bytes = op_scratch_bytes(o.kind, precision(), infos, {ot.type, numel(ot.shape)});
     if (o.scratch_bytes == 0) continue;
     requests.push_back({o.scratch_bytes, static_cast<int64_t>(i), static_cast<int64_t>(i)});
     request_tensor.push_back(-1 - static_cast<int>(i));
@@ -540,27 +600,30 @@ compile::LoweredMethod Lowering::run(std::string_view method_name, std::string_v
   for (size_t k = 0; k < requests.size(); ++k) {
     const int who = request_tensor[k];
     if (who >= 0) tensors_[static_cast<size_t>(who)]->offset = plan.offsets[k];
-    else fops[static_cast<size_t>(-1 - who)]->scratch_offset = plan.offsets[k];
+    else fops_[static_cast<size_t>(-1 - who)]->scratch_offset = plan.offsets[k];
   }
-  // Views take their root's storage.
   for (size_t t = 0; t < tensors_.size(); ++t) {
-    const size_t r = static_cast<size_t>(root[t]);
+    const size_t r = static_cast<size_t>(root_[t]);
     if (r == t) continue;
     tensors_[t]->storage = tensors_[r]->storage;
     tensors_[t]->offset = tensors_[r]->offset;
     tensors_[t]->io_index = tensors_[r]->io_index;
   }
+  return plan;
+}
 
-  if (std::find(dropped.begin(), dropped.end(), true) != dropped.end()) drop_unused(fops, dropped, ins, outs);
-
+// Packing: the fused-away ops and their tensors leave, the rest becomes the payload.
+compile::LoweredMethod Lowering::pack(std::string_view method_name, std::string_view delegate_id,
+                                      const compile::MemoryPlan& plan, compile::LoweredMethod m) {
+  if (std::find(dropped_.begin(), dropped_.end(), true) != dropped_.end()) drop_unused(fops_, dropped_, ins_, outs_);
   fb::MethodT method;
   method.version = kPayloadVersion;
   method.name = std::string(method_name);
-  method.precision = precision;
+  method.precision = precision();
   method.tensors = std::move(tensors_);
-  method.ops = std::move(fops);
-  method.inputs = std::move(ins);
-  method.outputs = std::move(outs);
+  method.ops = std::move(fops_);
+  method.inputs = std::move(ins_);
+  method.outputs = std::move(outs_);
   method.planned_bytes = plan.total_bytes;
   method.lower_bound_bytes = plan.lower_bound_bytes;
   flatbuffers::FlatBufferBuilder builder;
