@@ -186,6 +186,203 @@ std::vector<graph::IoSpec> QdqExecutor::outputs(std::string_view name) const {
   return out;
 }
 
+namespace {
+
+// What an op's integer form reads: the graph, its encodings, the executor's dequantized tables,
+// the op, its result value and its operand tensors (already fake-quantized).
+struct QdqOp {
+  const Graph& g;
+  const EncodingSet& set;
+  const std::map<std::string, Tensor>& tables;
+  const graph::Op& op;
+  const graph::Value& r;
+  const std::vector<const Tensor*>& in;
+
+  const Encoding& enc(const std::string& tensor) const {
+    auto it = set.activations.find(tensor);
+    if (it == set.activations.end()) throw_failure("quant: graph {}: tensor {} has no encoding", g.name(), tensor);
+    return it->second;
+  }
+  const Encoding* find_enc(graph::ValueId v) const {
+    auto it = set.activations.find(g.value(v).name);
+    return it == set.activations.end() ? nullptr : &it->second;
+  }
+  // The integer encoding of operand i (or of the result, i = -1); null when it has none or a float one.
+  const Encoding* integer_enc(int i) const {
+    const Encoding* e = find_enc(i < 0 ? op.result : op.operands[static_cast<size_t>(i)]);
+    return e && !e->is_float() ? e : nullptr;
+  }
+};
+
+// Each op kind computed the way the HTP computes it on codes; nullopt: the float op, whose
+// result the transform then fake-quantizes.
+using QdqOpFn = std::optional<Tensor> (*)(const QdqOp&);
+
+// A gathered weight table: its dequantized rows.
+std::optional<Tensor> qdq_gather(const QdqOp& c) {
+  if (c.g.value(c.op.operands[0]).kind != ValueKind::kWeight) return std::nullopt;
+  const Tensor& table = c.tables.at(c.g.value(c.op.operands[0]).name);
+  const Tensor& idx = *c.in[1];
+  const int64_t rows = table.dim(0), width = table.dim(1);
+  Tensor out = Tensor::zeros(DType::kF32, c.r.type.shape);
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    const int32_t id = idx.data<int32_t>()[i];
+    if (id < 0 || id >= rows)
+      throw_input_error("graph input {}: value {} at element {} is outside [0, {})", c.g.value(c.op.operands[1]).name, id,
+                        i, rows);
+    std::memcpy(out.mutable_data<float>() + i * width, table.data<float>() + id * width, width * sizeof(float));
+  }
+  return out;
+}
+
+// 16-bit codes: the HTP's integer add (kernels/quantized_add.h).
+std::optional<Tensor> qdq_add(const QdqOp& c) {
+  const Encoding *ea = c.integer_enc(0), *eb = c.integer_enc(1), *ey = c.integer_enc(-1);
+  if (!ea || !eb || !ey) return std::nullopt;
+  const kernels::QParams qa = qparams(*ea), qb = qparams(*eb), qy = qparams(*ey);
+  if (!kernels::htp_add_applies(qa, qb, qy)) return std::nullopt;
+  const kernels::HtpAdd h = kernels::htp_add_params(qa, qb, qy);
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  const Shape& os = c.r.type.shape;
+  const auto sa = kernels::broadcast_strides(a.shape(), os.size()), sb = kernels::broadcast_strides(b.shape(), os.size());
+  Tensor out = Tensor::zeros(DType::kF32, os);
+  const auto code = [](float x, const Encoding& e) { return static_cast<int32_t>(quantize_value(x, e)); };
+  kernels::for_each_broadcast(os.size(), os.data(), sa.data(), sb.data(), [&](int64_t i, int64_t oa, int64_t ob) {
+    const int32_t q = kernels::htp_add_code(code(a.data<float>()[oa], *ea), code(b.data<float>()[ob], *eb), h);
+    out.mutable_data<float>()[i] = dequantize_value(q, *ey);
+  });
+  return out;
+}
+
+// An integer program's norm weight and bias are on their 16-bit constant grid (the HTP receives
+// them so); the transform floors rms_norm's result.
+std::optional<Tensor> qdq_norm(const QdqOp& c) {
+  if (c.enc(c.r.name).is_float()) return std::nullopt;
+  const Tensor& x = *c.in[0];
+  const int64_t d = c.in[1]->numel(), rows = x.numel() / d;
+  const auto w = on_constant_grid(c.in[1]->data<float>(), d);
+  const float eps = static_cast<float>(graph::attr_float(c.op.attrs, "eps"));
+  Tensor out = Tensor::zeros(DType::kF32, c.r.type.shape);
+  if (c.op.kind == OpKind::kRmsNorm) {
+    kernels::scalar::rms_norm(x.data<float>(), rows, d, w.data(), eps, out.mutable_data<float>());
+  } else {
+    const auto b = on_constant_grid(c.in[2]->data<float>(), d);
+    kernels::scalar::layer_norm(x.data<float>(), rows, d, w.data(), b.data(), eps, out.mutable_data<float>());
+  }
+  return out;
+}
+
+// 16-bit codes onto [0, 1]: the HTP's fixed point (kernels/quantized_softmax.h).
+std::optional<Tensor> qdq_softmax(const QdqOp& c) {
+  const Encoding *ex = c.integer_enc(0), *ey = c.integer_enc(-1);
+  if (!ex || !ey || !kernels::htp_softmax_applies(qparams(*ex), qparams(*ey))) return std::nullopt;
+  const Tensor& x = *c.in[0];
+  const int64_t n = x.dim(x.rank() - 1), rows = x.numel() / n;
+  const std::vector<uint16_t> cx = codes_of(x, *ex);
+  std::vector<uint16_t> cy(cx.size());
+  kernels::softmax_q(cx.data(), rows, n, ex->scale, cy.data());
+  return from_codes(cy, c.r.type.shape, *ey);
+}
+
+// 16-bit codes: the HTP's four quantized steps (kernels/quantized_rope.h).
+std::optional<Tensor> qdq_rope(const QdqOp& c) {
+  const Encoding *ex = c.integer_enc(0), *ec = c.integer_enc(1), *es = c.integer_enc(2), *ey = c.integer_enc(-1);
+  if (!ex || !ec || !es || !ey) return std::nullopt;
+  if (!kernels::htp_rope_applies(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey))) return std::nullopt;
+  const kernels::HtpRope p = kernels::htp_rope_params(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey));
+  const Tensor &x = *c.in[0], &cos_t = *c.in[1], &sin_t = *c.in[2];
+  const std::vector<uint16_t> cx = codes_of(x, *ex), cc = codes_of(cos_t, *ec), cs = codes_of(sin_t, *es);
+  std::vector<uint16_t> cy(cx.size());
+  const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
+  for (int64_t u = 0; u < B * H; ++u)
+    kernels::rope_q(cx.data() + u * S * D, cc.data() + (u / H) * S * D, cs.data() + (u / H) * S * D, S, D, p,
+                    cy.data() + u * S * D);
+  return from_codes(cy, c.r.type.shape, *ey);
+}
+
+// 16-bit codes: sigmoid onto its [0, 1] grid, then the product (kernels/quantized_silu.h).
+std::optional<Tensor> qdq_silu(const QdqOp& c) {
+  const Encoding *ex = c.integer_enc(0), *ey = c.integer_enc(-1);
+  if (!ex || !ey || !kernels::htp_silu_applies(qparams(*ex), qparams(*ey))) return std::nullopt;
+  const std::vector<uint16_t> cx = codes_of(*c.in[0], *ex);
+  std::vector<uint16_t> cy(cx.size());
+  kernels::silu_q(cx.data(), static_cast<int64_t>(cx.size()), qparams(*ex), qparams(*ey), cy.data());
+  return from_codes(cy, c.r.type.shape, *ey);
+}
+
+// Integer weights: qdq_linear; fp16 weights: float dot products of float16-rounded values.
+std::optional<Tensor> qdq_linear_op(const QdqOp& c) {
+  const std::string& wname = c.g.value(c.op.operands[1]).name;
+  const WeightEncoding& w = *c.set.weights.at(wname);
+  const Tensor* bias = c.in.size() > 2 ? c.in[2] : nullptr;
+  const int64_t rows = c.in[0]->numel() / w.cols;
+  Tensor out = Tensor::zeros(DType::kF32, c.r.type.shape);
+  if (w.is_float()) {
+    const Tensor& wt = c.tables.at(wname);
+    const float* x = c.in[0]->data<float>();
+    float* y = out.mutable_data<float>();
+    ThreadPool::global().parallel_for(w.rows, [&](int64_t b, int64_t e) {
+      for (int64_t col = b; col < e; ++col)
+        for (int64_t row = 0; row < rows; ++row) {
+          const float* wr = wt.data<float>() + col * w.cols;
+          const float* xr = x + row * w.cols;
+          float s = 0.0f;
+          for (int64_t k = 0; k < w.cols; ++k) s += xr[k] * wr[k];
+          y[row * w.rows + col] = s + (bias ? round_to_f16(bias->data<float>()[col]) : 0.0f);
+        }
+    });
+    return out;
+  }
+  qdq_linear(c.in[0]->data<float>(), rows, c.enc(c.g.value(c.op.operands[0]).name), w, bias ? bias->data<float>() : nullptr,
+             c.enc(c.r.name), out.mutable_data<float>());
+  return out;
+}
+
+// The scalar integer matmul kernel on the codes (u16 storage holds u8 codes too): exact int64
+// sums of (qa - zp_a) * (qb - zp_b), requantized onto ey, then dequantized. fp16: the float
+// kernel, rounded after.
+std::optional<Tensor> qdq_matmul(const QdqOp& c) {
+  const Encoding &ea = c.enc(c.g.value(c.op.operands[0]).name), &eb = c.enc(c.g.value(c.op.operands[1]).name),
+                 &ey = c.enc(c.r.name);
+  if (ea.is_float() || eb.is_float() || ey.is_float()) return std::nullopt;
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  const int64_t M = a.dim(a.rank() - 2), K = a.dim(a.rank() - 1), N = b.dim(b.rank() - 1);
+  const Shape& os = c.r.type.shape;
+  const auto offs = batch_offsets(Shape(os.begin(), os.end() - 2), Shape(a.shape().begin(), a.shape().end() - 2),
+                                  Shape(b.shape().begin(), b.shape().end() - 2));
+  const kernels::QParams qa = qparams(ea), qb = qparams(eb), qy = qparams(ey);
+  std::vector<uint16_t> ca(static_cast<size_t>(a.numel())), cb(static_cast<size_t>(b.numel()));
+  kernels::scalar::quantize(a.data<float>(), a.numel(), qa, kernels::ActType::kU16, ca.data());
+  kernels::scalar::quantize(b.data<float>(), b.numel(), qb, kernels::ActType::kU16, cb.data());
+  std::vector<kernels::MatmulBatch> batches;
+  batches.reserve(offs.size());
+  for (size_t bt = 0; bt < offs.size(); ++bt)
+    batches.push_back({offs[bt].first * M * K, offs[bt].second * K * N, static_cast<int64_t>(bt) * M * N});
+  Tensor out = Tensor::zeros(DType::kF32, os);
+  std::vector<uint16_t> cy(static_cast<size_t>(out.numel()));
+  kernels::scalar::matmul_q(ca.data(), kernels::ActType::kU16, qa, cb.data(), kernels::ActType::kU16, qb, M, K, N,
+                            batches, qy, kernels::ActType::kU16, cy.data());
+  kernels::scalar::dequantize(cy.data(), kernels::ActType::kU16, out.numel(), qy, out.mutable_data<float>());
+  return out;
+}
+
+QdqOpFn qdq_op_fn(OpKind kind) {
+  switch (kind) {
+    case OpKind::kGather: return qdq_gather;
+    case OpKind::kAdd: return qdq_add;
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNorm: return qdq_norm;
+    case OpKind::kSoftmax: return qdq_softmax;
+    case OpKind::kRope: return qdq_rope;
+    case OpKind::kSilu: return qdq_silu;
+    case OpKind::kLinear: return qdq_linear_op;
+    case OpKind::kMatMul: return qdq_matmul;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
 graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& inputs) {
   const Graph& g = find_graph(graphs_, name);
   const EncodingSet& set = *encodings_.at(std::string(name));
@@ -208,154 +405,12 @@ graph::TensorMap QdqExecutor::run(std::string_view name, const graph::InputMap& 
     bound[v.name] = &owned[v.name];
   }
 
-  auto find_enc = [&](graph::ValueId v) -> const Encoding* {
-    auto it = set.activations.find(g.value(v).name);
-    return it == set.activations.end() ? nullptr : &it->second;
-  };
   graph::InterpreterOptions options;
   options.override_op = [&](const graph::Op& op, const graph::Value& r,
                             const std::vector<const Tensor*>& in) -> std::optional<Tensor> {
-    if (op.kind == OpKind::kGather && g.value(op.operands[0]).kind == ValueKind::kWeight) {
-      const Tensor& table = dequantized_tables_.at(g.value(op.operands[0]).name);
-      const Tensor& idx = *in[1];
-      const int64_t rows = table.dim(0), width = table.dim(1);
-      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
-      for (int64_t i = 0; i < idx.numel(); ++i) {
-        const int32_t id = idx.data<int32_t>()[i];
-        if (id < 0 || id >= rows)
-          throw_input_error("graph input {}: value {} at element {} is outside [0, {})", g.value(op.operands[1]).name, id,
-                            i, rows);
-        std::memcpy(out.mutable_data<float>() + i * width, table.data<float>() + id * width, width * sizeof(float));
-      }
-      return out;
-    }
-    if (op.kind == OpKind::kAdd) {  // 16-bit codes: the HTP's integer add (kernels/quantized_add.h)
-      const auto ia = set.activations.find(g.value(op.operands[0]).name);
-      const auto ib = set.activations.find(g.value(op.operands[1]).name);
-      const auto iy = set.activations.find(r.name);
-      if (ia == set.activations.end() || ib == set.activations.end() || iy == set.activations.end()) return std::nullopt;
-      if (ia->second.is_float() || ib->second.is_float() || iy->second.is_float()) return std::nullopt;
-      const kernels::QParams qa = qparams(ia->second), qb = qparams(ib->second), qy = qparams(iy->second);
-      if (!kernels::htp_add_applies(qa, qb, qy)) return std::nullopt;
-      const kernels::HtpAdd h = kernels::htp_add_params(qa, qb, qy);
-      const Tensor &a = *in[0], &b = *in[1];
-      const Shape& os = r.type.shape;
-      const auto sa = kernels::broadcast_strides(a.shape(), os.size()), sb = kernels::broadcast_strides(b.shape(), os.size());
-      Tensor out = Tensor::zeros(DType::kF32, os);
-      const auto code = [](float x, const Encoding& e) { return static_cast<int32_t>(quantize_value(x, e)); };
-      kernels::for_each_broadcast(os.size(), os.data(), sa.data(), sb.data(), [&](int64_t i, int64_t oa, int64_t ob) {
-        const int32_t q = kernels::htp_add_code(code(a.data<float>()[oa], ia->second), code(b.data<float>()[ob], ib->second), h);
-        out.mutable_data<float>()[i] = dequantize_value(q, iy->second);
-      });
-      return out;
-    }
-    if (op.kind == OpKind::kRmsNorm || op.kind == OpKind::kLayerNorm) {
-      // An integer program's norm weight and bias are on their 16-bit constant grid (the HTP
-      // receives them so); the transform below floors rms_norm's result.
-      if (enc(r.name).is_float()) return std::nullopt;
-      const Tensor& x = *in[0];
-      const int64_t d = in[1]->numel(), rows = x.numel() / d;
-      const auto w = on_constant_grid(in[1]->data<float>(), d);
-      const float eps = static_cast<float>(graph::attr_float(op.attrs, "eps"));
-      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
-      if (op.kind == OpKind::kRmsNorm) {
-        kernels::scalar::rms_norm(x.data<float>(), rows, d, w.data(), eps, out.mutable_data<float>());
-      } else {
-        const auto b = on_constant_grid(in[2]->data<float>(), d);
-        kernels::scalar::layer_norm(x.data<float>(), rows, d, w.data(), b.data(), eps, out.mutable_data<float>());
-      }
-      return out;
-    }
-    if (op.kind == OpKind::kSoftmax) {  // 16-bit codes onto [0, 1]: the HTP's fixed point (kernels/quantized_softmax.h)
-      const auto ix = set.activations.find(g.value(op.operands[0]).name);
-      const auto iy = set.activations.find(r.name);
-      if (ix == set.activations.end() || iy == set.activations.end() || ix->second.is_float() || iy->second.is_float())
-        return std::nullopt;
-      if (!kernels::htp_softmax_applies(qparams(ix->second), qparams(iy->second))) return std::nullopt;
-      const Tensor& x = *in[0];
-      const int64_t n = x.dim(x.rank() - 1), rows = x.numel() / n;
-      const std::vector<uint16_t> cx = codes_of(x, ix->second);
-      std::vector<uint16_t> cy(cx.size());
-      kernels::softmax_q(cx.data(), rows, n, ix->second.scale, cy.data());
-      return from_codes(cy, r.type.shape, iy->second);
-    }
-    if (op.kind == OpKind::kRope) {  // 16-bit codes: the HTP's four quantized steps (kernels/quantized_rope.h)
-      const Encoding *ex = find_enc(op.operands[0]), *ec = find_enc(op.operands[1]), *es = find_enc(op.operands[2]);
-      const Encoding* ey = find_enc(op.result);
-      if (!ex || !ec || !es || !ey || ex->is_float() || ec->is_float() || es->is_float() || ey->is_float()) return std::nullopt;
-      if (!kernels::htp_rope_applies(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey))) return std::nullopt;
-      const kernels::HtpRope p = kernels::htp_rope_params(qparams(*ex), qparams(*ec), qparams(*es), qparams(*ey));
-      const Tensor &x = *in[0], &c = *in[1], &sn = *in[2];
-      const std::vector<uint16_t> cx = codes_of(x, *ex), cc = codes_of(c, *ec), cs = codes_of(sn, *es);
-      std::vector<uint16_t> cy(cx.size());
-      const int64_t B = x.dim(0), H = x.dim(1), S = x.dim(2), D = x.dim(3);
-      for (int64_t u = 0; u < B * H; ++u)
-        kernels::rope_q(cx.data() + u * S * D, cc.data() + (u / H) * S * D, cs.data() + (u / H) * S * D, S, D, p,
-                        cy.data() + u * S * D);
-      return from_codes(cy, r.type.shape, *ey);
-    }
-    if (op.kind == OpKind::kSilu) {  // 16-bit codes: sigmoid onto its [0, 1] grid, then the product (kernels/quantized_silu.h)
-      const Encoding *ex = find_enc(op.operands[0]);
-      const Encoding* ey = find_enc(op.result);
-      if (!ex || !ey || ex->is_float() || ey->is_float() || !kernels::htp_silu_applies(qparams(*ex), qparams(*ey)))
-        return std::nullopt;
-      const std::vector<uint16_t> cx = codes_of(*in[0], *ex);
-      std::vector<uint16_t> cy(cx.size());
-      kernels::silu_q(cx.data(), static_cast<int64_t>(cx.size()), qparams(*ex), qparams(*ey), cy.data());
-      return from_codes(cy, r.type.shape, *ey);
-    }
-    if (op.kind == OpKind::kLinear) {
-      const std::string& wname = g.value(op.operands[1]).name;
-      const WeightEncoding& w = *set.weights.at(wname);
-      const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
-      const int64_t rows = in[0]->numel() / w.cols;
-      Tensor out = Tensor::zeros(DType::kF32, r.type.shape);
-      if (w.is_float()) {  // fp16: float dot products of float16-rounded values
-        const Tensor& wt = dequantized_tables_.at(wname);
-        const float* x = in[0]->data<float>();
-        float* y = out.mutable_data<float>();
-        ThreadPool::global().parallel_for(w.rows, [&](int64_t b, int64_t e) {
-          for (int64_t c = b; c < e; ++c)
-            for (int64_t row = 0; row < rows; ++row) {
-              const float* wr = wt.data<float>() + c * w.cols;
-              const float* xr = x + row * w.cols;
-              float s = 0.0f;
-              for (int64_t k = 0; k < w.cols; ++k) s += xr[k] * wr[k];
-              y[row * w.rows + c] = s + (bias ? round_to_f16(bias->data<float>()[c]) : 0.0f);
-            }
-        });
-        return out;
-      }
-      qdq_linear(in[0]->data<float>(), rows, enc(g.value(op.operands[0]).name), w, bias ? bias->data<float>() : nullptr,
-                 enc(r.name), out.mutable_data<float>());
-      return out;
-    }
-    if (op.kind == OpKind::kMatMul) {
-      const Encoding &ea = enc(g.value(op.operands[0]).name), &eb = enc(g.value(op.operands[1]).name), &ey = enc(r.name);
-      if (ea.is_float() || eb.is_float() || ey.is_float()) return std::nullopt;  // fp16: float kernel, rounded after
-      const Tensor &a = *in[0], &b = *in[1];
-      const int64_t M = a.dim(a.rank() - 2), K = a.dim(a.rank() - 1), N = b.dim(b.rank() - 1);
-      const Shape& os = r.type.shape;
-      const auto offs = batch_offsets(Shape(os.begin(), os.end() - 2), Shape(a.shape().begin(), a.shape().end() - 2),
-                                      Shape(b.shape().begin(), b.shape().end() - 2));
-      // The scalar integer matmul kernel on the codes (u16 storage holds u8 codes too): exact
-      // int64 sums of (qa - zp_a) * (qb - zp_b), requantized onto ey, then dequantized.
-      const kernels::QParams qa = qparams(ea), qb = qparams(eb), qy = qparams(ey);
-      std::vector<uint16_t> ca(static_cast<size_t>(a.numel())), cb(static_cast<size_t>(b.numel()));
-      kernels::scalar::quantize(a.data<float>(), a.numel(), qa, kernels::ActType::kU16, ca.data());
-      kernels::scalar::quantize(b.data<float>(), b.numel(), qb, kernels::ActType::kU16, cb.data());
-      std::vector<kernels::MatmulBatch> batches;
-      batches.reserve(offs.size());
-      for (size_t bt = 0; bt < offs.size(); ++bt)
-        batches.push_back({offs[bt].first * M * K, offs[bt].second * K * N, static_cast<int64_t>(bt) * M * N});
-      Tensor out = Tensor::zeros(DType::kF32, os);
-      std::vector<uint16_t> cy(static_cast<size_t>(out.numel()));
-      kernels::scalar::matmul_q(ca.data(), kernels::ActType::kU16, qa, cb.data(), kernels::ActType::kU16, qb, M, K, N,
-                                batches, qy, kernels::ActType::kU16, cy.data());
-      kernels::scalar::dequantize(cy.data(), kernels::ActType::kU16, out.numel(), qy, out.mutable_data<float>());
-      return out;
-    }
-    return std::nullopt;
+    const QdqOpFn fn = qdq_op_fn(op.kind);
+    if (!fn) return std::nullopt;
+    return fn(QdqOp{g, set, dequantized_tables_, op, r, in});
   };
   options.transform = [&](const graph::Value& r, Tensor& t) {
     const graph::OpKind kind = g.ops()[static_cast<size_t>(r.producer)].kind;
