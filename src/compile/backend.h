@@ -23,6 +23,15 @@
 
 namespace genai::compile {
 
+// Which KV caches a quantized program reads in place (the attention matmul over concat(cache,
+// new) becomes one op that reads both parts, backends/lower/kv_fusion.h) instead of copying them
+// into a concatenation.
+enum class KvFusion : uint8_t {
+  kNone,      // every concat copied (tests compare the two lowerings)
+  kEightBit,  // 8-bit caches read in place (the default)
+  kAll,       // every cache read in place (--backend_fuse_kv)
+};
+
 // What a graph is lowered for.
 struct LoweringTarget {
   const target::SocInfo* soc = nullptr;  // never null when passed to a backend
@@ -30,6 +39,7 @@ struct LoweringTarget {
   std::vector<CompileSpec> compile_specs;  // recorded in the delegate
   bool use_fp16 = false;                        // htp: fp16 program instead of the quantized one
   bool shared_buffer = false;  // graph inputs/outputs are caller buffers, not planned
+  KvFusion kv_fusion = KvFusion::kEightBit;
 };
 
 // One input or output of a lowered method, in graph order.

@@ -174,6 +174,7 @@ CompileResult compile_artifacts(const CompileRequest& request) {
   target.compile_specs = request.compile_specs;
   target.use_fp16 = request.use_fp16;
   target.shared_buffer = request.shared_buffer;
+  target.kv_fusion = request.kv_fusion;
   check_target_matches_specs(target);  // before any lowering work
 
   // Lower the graphs of each program together (kv_forward before prefill_forward: GraphBundles is

@@ -27,6 +27,7 @@ struct CompileRequest {
   std::vector<CompileSpec> compile_specs;  // options::spec_builder_from_options(...).build()
   bool use_fp16 = false;
   bool shared_buffer = false;
+  KvFusion kv_fusion = KvFusion::kEightBit;  // --backend_fuse_kv: kAll
   // "genai": the backend of `backend_type` (our payloads); "qnn": QNN HTP context binaries
   // (backend "qnn", delegate QnnBackend; htp only).
   std::string lowering = "genai";

@@ -62,6 +62,7 @@ class Compilation final : public CompilationStrategy {
     // fp16 precision is an HTP compile spec; a GPU program is float by itself.
     req.use_fp16 = o.get_flag("use_fp16") && input.backend_type == target::BackendType::kHtpBackend;
     req.shared_buffer = o.get_flag("shared_buffer") && !o.get_flag("enable_x86_64");
+    req.kv_fusion = o.get_flag("backend_fuse_kv") ? compile::KvFusion::kAll : compile::KvFusion::kEightBit;
     req.lowering = options::effective_lowering(o, !req.use_fp16 && !float_program);
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;

@@ -86,8 +86,10 @@ inline runtime::NamedDataLookup lookup_of(const std::map<std::string, pte::Named
 }
 
 inline compile::LoweringTarget target_for(std::string_view soc, bool shared, bool fp16 = false,
-                                          target::BackendType type = target::BackendType::kHtpBackend) {
+                                          target::BackendType type = target::BackendType::kHtpBackend,
+                                          compile::KvFusion fusion = compile::KvFusion::kEightBit) {
   compile::LoweringTarget t;
+  t.kv_fusion = fusion;
   t.soc = &target::resolve_soc(soc);
   t.backend_type = type;
   t.shared_buffer = shared;

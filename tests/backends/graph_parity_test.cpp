@@ -36,11 +36,12 @@ class QuantizedParity : public ::testing::TestWithParam<ParityCase> {};
 
 // Max |program - reference| over every output code of `name`, for `calls` random calls.
 int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& name, bool shared, int calls,
-                            int64_t* compared) {
+                            int64_t* compared, compile::KvFusion fusion = compile::KvFusion::kEightBit) {
   backends::register_builtin_backends();
   const compile::Backend* htp = compile::find_backend("htp");
   const auto& bundle = q.bundles.at(pipeline::parse_graph_name(name));
-  auto l = lower_and_init(*htp, name, bundle, target_for("SM8650", shared));
+  auto l = lower_and_init(*htp, name, bundle,
+                          target_for("SM8650", shared, false, target::BackendType::kHtpBackend, fusion));
   quant::QdqExecutor qdq(q.graphs, q.encodings);
   const graph::Graph& g = *q.graphs.at(name);
   const quant::EncodingSet& set = *q.encodings.at(name);
@@ -102,12 +103,11 @@ TEST(QuantizedParityVariants, FusedKvConcatIsExact) {
   const auto model = block_friendly_model();
   for (const char* recipe : {"16a8w", "8a8w", "16a16w"}) {
     const auto q = quantize(model, recipe, graph::ModelMode::kHybrid);
-    const backends::ScopedKvFusion fuse(backends::KvFusion::kAll);
     for (auto mode : {kernels::KernelMode::kScalar, kernels::KernelMode::kSimd})
       for (bool shared : {true, false}) {
         ModeGuard guard(mode);
         int64_t compared = 0;
-        EXPECT_EQ(max_code_difference(q, "kv_forward", shared, 3, &compared), 0)
+        EXPECT_EQ(max_code_difference(q, "kv_forward", shared, 3, &compared, compile::KvFusion::kAll), 0)
             << recipe << " " << shared;
       }
   }
@@ -128,21 +128,20 @@ TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
     for (const auto* op : *method->ops()) n += op->kind() == kind;
     return n;
   };
-  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kEightBit);
+  EXPECT_EQ(compile::LoweringTarget().kv_fusion, compile::KvFusion::kEightBit);
   const auto q16 = quantize(model, "16a16w", graph::ModelMode::kHybrid);
   for (bool shared : {true, false}) {
     const auto by_default = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
     const auto wide_by_default =
         htp->lower("kv_forward", q16.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
     EXPECT_EQ(count(wide_by_default, backends::fb::OpKind::MatMulConcat), 0) << shared;
-    const auto plain = [&] {
-      const backends::ScopedKvFusion none(backends::KvFusion::kNone);
-      return htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
-    }();
-    const backends::ScopedKvFusion fuse(backends::KvFusion::kAll);
-    const auto fused = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+    auto with = [&](compile::KvFusion fusion) {
+      return target_for("SM8650", shared, false, target::BackendType::kHtpBackend, fusion);
+    };
+    const auto plain = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), with(compile::KvFusion::kNone));
+    const auto fused = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), with(compile::KvFusion::kAll));
     const auto wide_fused =
-        htp->lower("kv_forward", q16.bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", shared));
+        htp->lower("kv_forward", q16.bundles.at(pipeline::GraphName::kKvForward), with(compile::KvFusion::kAll));
     EXPECT_EQ(count(by_default, backends::fb::OpKind::MatMulConcat), count(fused, backends::fb::OpKind::MatMulConcat))
         << shared;
     EXPECT_GT(count(wide_fused, backends::fb::OpKind::MatMulConcat), 0) << shared;
@@ -153,7 +152,6 @@ TEST(QuantizedParityVariants, FusionIsDecidedAtLowering) {
     EXPECT_EQ(count(fused, backends::fb::OpKind::Concat), 0) << shared;
     EXPECT_LT(fused.planned_bytes, plain.planned_bytes) << shared;
   }
-  EXPECT_EQ(backends::kv_fusion(), backends::KvFusion::kEightBit);
 }
 
 TEST(QuantizedParityVariants, TiedEmbeddingsAndQkvBias) {

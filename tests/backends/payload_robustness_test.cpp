@@ -112,16 +112,14 @@ TEST_F(PayloadRobustness, BitFlipsAndTruncationAreInputErrors) {
 
 // The same for a payload with MatMulConcat ops (8-bit caches, the default).
 TEST_F(PayloadRobustness, FusedKvPayloadBitFlipsAreInputErrors) {
-  const compile::Backend* htp = compile::find_backend("htp");
-  const backends::ScopedKvFusion fuse(backends::KvFusion::kEightBit);
+  const compile::Backend* htp = compile::find_backend("htp");  // 8-bit caches fused: the target's default
   flip_bits_and_truncate(htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true)),
                          3, 400);
 }
 
 // Versions: 1 and 2 are read; MatMulConcat needs 2; anything newer is refused.
 TEST_F(PayloadRobustness, VersionsAreChecked) {
-  const compile::Backend* htp = compile::find_backend("htp");
-  const backends::ScopedKvFusion fuse(backends::KvFusion::kEightBit);
+  const compile::Backend* htp = compile::find_backend("htp");  // 8-bit caches fused: the target's default
   auto l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
   std::map<std::string, pte::NamedData> named;
   for (const auto& nd : l.named_data) named.emplace(nd.key, nd);
@@ -136,8 +134,8 @@ TEST_F(PayloadRobustness, VersionsAreChecked) {
   EXPECT_TRUE(init_and_run(with_version(1), named, "v1 with MatMulConcat"));
   EXPECT_TRUE(init_and_run(with_version(backends::kPayloadVersion + 1), named, "v3"));
   // An unfused payload is a valid version-1 payload.
-  const backends::ScopedKvFusion unfused(backends::KvFusion::kNone);
-  l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward), target_for("SM8650", true));
+  l = htp->lower("kv_forward", q_->bundles.at(pipeline::GraphName::kKvForward),
+                 target_for("SM8650", true, false, target::BackendType::kHtpBackend, compile::KvFusion::kNone));
   EXPECT_FALSE(init_and_run(with_version(1), named, "v1"));
 }
 

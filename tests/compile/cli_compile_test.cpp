@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,26 @@ TEST(CompileCli, TwoRunsGiveIdenticalBytesWhateverTheFolder) {
   for (const auto& name : dir_entries(dir.file("a"))) {
     EXPECT_EQ(read_bytes(dir.file("a") + "/" + name), read_bytes(dir.file("b") + "/" + name)) << name;
   }
+}
+
+// --backend_fuse_kv is the lowering target's (compile::CompileRequest::kv_fusion): a 16a16w
+// program's 16-bit caches are copied into their concatenations by default and read in place with
+// the flag, which leaves the concatenations out of kv_forward's arena.
+TEST(CompileCli, FuseKvReachesTheLoweringOf16BitCaches) {
+  testing::TempDir dir;
+  auto sixteen = [&](const std::string& out) {
+    auto args = compile_args(tiny_checkpoint(), dir.file(out));
+    args[args.size() - 3] = "16a16w";  // --quant_recipe's value
+    std::replace(args.begin(), args.end(), std::string("hybrid"), std::string("kv"));  // kv_forward alone: its plan
+    return with(args, {"--json"});
+  };
+  const auto plain = run_genai(sixteen("plain"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto fused = run_genai(with(sixteen("fused"), {"--backend_fuse_kv"}));
+  ASSERT_EQ(fused.exit_code, 0) << fused.err;
+  const uint64_t plain_bytes = json::parse(plain.out)["planned_bytes"], fused_bytes = json::parse(fused.out)["planned_bytes"];
+  EXPECT_LT(fused_bytes, plain_bytes);
+  EXPECT_NE(read_bytes(dir.file("plain") + "/text_decoder.pte"), read_bytes(dir.file("fused") + "/text_decoder.pte"));
 }
 
 // One front door: `genai compile` is `genai pipeline --compile_only`, byte for byte, for a

@@ -1,14 +1,7 @@
 #include "backends/lower/kv_fusion.h"
 
-#include <atomic>
-
 namespace genai::backends {
 namespace {
-
-std::atomic<KvFusion>& fusion_slot() {
-  static std::atomic<KvFusion> fusion{KvFusion::kEightBit};
-  return fusion;
-}
 
 bool is_view(const fb::OpT& o, const std::vector<std::unique_ptr<fb::TensorT>>& tensors) {
   if (o.kind == fb::OpKind::Reshape) return true;
@@ -17,9 +10,6 @@ bool is_view(const fb::OpT& o, const std::vector<std::unique_ptr<fb::TensorT>>& 
 }
 
 }  // namespace
-
-KvFusion kv_fusion() { return fusion_slot().load(std::memory_order_relaxed); }
-void set_kv_fusion(KvFusion fusion) { fusion_slot().store(fusion, std::memory_order_relaxed); }
 
 bool transpose_keeps_bytes(const std::vector<int64_t>& shape, const std::vector<int32_t>& perm) {
   int64_t last = -1;

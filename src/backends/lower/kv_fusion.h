@@ -11,30 +11,12 @@
 #include <vector>
 
 #include "backends/payload/payload_format.h"
+#include "compile/backend.h"
 
 namespace genai::backends {
 
-enum class KvFusion : uint8_t {
-  kNone,      // every concat copied (tests compare the two lowerings)
-  kEightBit,  // 8-bit caches read in place (the default)
-  kAll,       // every cache read in place (--backend_fuse_kv)
-};
-
-// Process-wide choice read by every lowering (set from --backend_fuse_kv).
-KvFusion kv_fusion();
-void set_kv_fusion(KvFusion fusion);
-
-// Sets the choice for a scope and restores the previous one (tests).
-class ScopedKvFusion {
- public:
-  explicit ScopedKvFusion(KvFusion fusion) : saved_(kv_fusion()) { set_kv_fusion(fusion); }
-  ~ScopedKvFusion() { set_kv_fusion(saved_); }
-  ScopedKvFusion(const ScopedKvFusion&) = delete;
-  ScopedKvFusion& operator=(const ScopedKvFusion&) = delete;
-
- private:
-  KvFusion saved_;
-};
+// The choice is the lowering target's (compile::LoweringTarget::kv_fusion, from --backend_fuse_kv).
+using compile::KvFusion;
 
 // A transpose whose result has the same bytes as its operand: the axes longer than 1 keep their
 // relative order (e.g. [1, 1, H, hd] -> [1, H, 1, hd] for one token).

@@ -461,10 +461,10 @@ void Lowering::check_passthrough_encodings(const fb::OpT& o, const graph::Op& op
 // its views are dropped (indices stay: lifetimes are op positions until pack()).
 void Lowering::fuse_kv_caches() {
   dropped_.assign(fops_.size(), false);
-  if (fp_ || kv_fusion() == KvFusion::kNone) return;
+  if (fp_ || target_.kv_fusion == KvFusion::kNone) return;
   std::vector<bool> is_output(tensors_.size(), false);
   for (const auto& out : g_.outputs()) is_output[static_cast<size_t>(value_tensor_[static_cast<size_t>(out.value)])] = true;
-  dropped_ = fuse_kv_concats(fops_, tensors_, is_output, kv_fusion());
+  dropped_ = fuse_kv_concats(fops_, tensors_, is_output, target_.kv_fusion);
 }
 
 // Views: reshapes, and transposes that keep the bytes in place, share their operand's storage.
