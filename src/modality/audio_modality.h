@@ -1,22 +1,17 @@
-// The audio encoder of a speech model through the quantization stage: its graph (clips of up to
-// 12 s) calibrated on clips (those of --audio_path, else generated calibration audio: tones,
-// chirps and noise, since nothing is downloaded), quantized with its own recipe (16a8w), and
-// measured: the audio embeddings' SQNR against the float graph on the calibration clips.
+// Audio (--audio_path) for a speech model (Granite Speech): the audio encoder program (graph and
+// artifact key "audio_encoder", clips of up to 12 s), calibrated on clips (those of --audio_path,
+// else generated audio: tones, chirps and noise, since nothing is downloaded) and quantized with
+// the encoders' recipe; at run time each WAV file becomes the model's features (its feature
+// extractor's settings), is encoded (float graph or audio_encoder program), and stands in the
+// prompt as one "<|audio|>" per audio embedding.
 #pragma once
 
-#include <string>
-#include <vector>
+#include <memory>
 
-#include "model/model.h"
-#include "orchestrator/encoder_quantization_step.h"
-#include "pipeline/graph_bundle.h"
+#include "modality/modality.h"
 
-namespace genai::orchestrator {
+namespace genai::modality {
 
-// The encoder's float graph with its metadata (the fp16 / GPU programs).
-pipeline::GraphBundle float_audio_encoder_bundle(const Model& model);
-// InputError naming the file for an unreadable or unsuitable --audio_path clip.
-// Samples: clips; source "--audio_path" or "generated audio".
-EncoderQuantization quantize_audio_encoder(std::shared_ptr<const Model> model, const std::vector<std::string>& audio_paths);
+std::unique_ptr<Modality> make_audio_modality();
 
-}  // namespace genai::orchestrator
+}  // namespace genai::modality

@@ -1,58 +1,83 @@
-#include "llm/image_encoder.h"
-
-#include <cstring>
+#include "modality/encoder.h"
 
 #include "core/error.h"
 #include "graph/executor.h"
-#include "graph/vision_encoder_graph.h"
 #include "llm/graph_method_runner.h"
+#include "llm/program_method_runner.h"
 
-namespace genai {
+namespace genai::modality {
 namespace {
 
-const std::string kVisionMethod(graph::kVisionEncoder);
+// The float graph has no constant methods: the bundle's integer metadata stand in for them.
+class FloatEncoderRunner : public GraphMethodRunner {
+ public:
+  FloatEncoderRunner(std::unique_ptr<graph::GraphExecutor> executor, std::string origin, std::string context_source,
+                     std::map<std::string, int64_t, std::less<>> constants)
+      : GraphMethodRunner(std::move(executor), std::move(origin), std::move(context_source)),
+        constants_(std::move(constants)) {}
+  std::optional<int64_t> constant_int(std::string_view name) const override {
+    const auto it = constants_.find(name);
+    return it == constants_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
+ private:
+  std::map<std::string, int64_t, std::less<>> constants_;
+};
 
 }  // namespace
 
-ImageEncoder::ImageEncoder(std::unique_ptr<MethodRunner> runner) : runner_(std::move(runner)) {
+Encoder::Encoder(std::unique_ptr<MethodRunner> runner, std::string method)
+    : runner_(std::move(runner)), method_(std::move(method)) {
   const std::string origin = runner_->origin();
-  if (!runner_->has_method(kVisionMethod)) throw_input_error("{}: no {} method", origin, kVisionMethod);
-  const auto& ins = runner_->inputs(kVisionMethod);
-  const auto& outs = runner_->outputs(kVisionMethod);
-  if (ins.size() != 1 || ins[0].name != graph::kPixelValues || outs.size() != 1 || outs[0].name != graph::kImageFeatures)
-    throw_input_error("{}: method {} must map {} to {} alone", origin, kVisionMethod, graph::kPixelValues, graph::kImageFeatures);
-  const auto& p = ins[0].shape;
-  const auto& f = outs[0].shape;
-  if (p.size() != 4 || p[0] != 1 || p[2] != p[3] || p[1] < 1 || p[2] < 1 || f.size() != 3 || f[0] != 1 || f[1] < 1 || f[2] < 1)
-    throw_input_error("{}: method {}: {} [1, C, M, M] and {} [1, tokens, dim] expected", origin, kVisionMethod,
-                      graph::kPixelValues, graph::kImageFeatures);
-  channels_ = p[1], tile_ = p[2], tokens_ = f[1], dim_ = f[2];
-  in_ = std::make_unique<EncoderIo>(*runner_, ins[0], kVisionMethod);
-  out_ = std::make_unique<EncoderIo>(*runner_, outs[0], kVisionMethod);
+  if (!runner_->has_method(method_)) throw_input_error("{}: no {} method", origin, method_);
+  const auto& outs = runner_->outputs(method_);
+  if (outs.size() != 1) throw_input_error("{}: method {} must have one output, it has {}", origin, method_, outs.size());
+  for (const auto& d : runner_->inputs(method_)) in_.push_back(std::make_unique<EncoderIo>(*runner_, d, method_));
+  out_ = std::make_unique<EncoderIo>(*runner_, outs[0], method_);
 }
 
-ImageEncoder::~ImageEncoder() = default;
+Encoder::~Encoder() = default;
 
-std::vector<float> ImageEncoder::encode(std::span<const float> pixels) {
-  const size_t per_tile = static_cast<size_t>(channels_ * tile_ * tile_);
-  if (pixels.empty() || pixels.size() % per_tile != 0)
-    throw_input_error("{}: {} pixel values are not whole tiles of {} x {} x {}", runner_->origin(), pixels.size(), channels_,
-                      tile_, tile_);
-  const size_t tiles = pixels.size() / per_tile, rows = static_cast<size_t>(tokens_ * dim_);
-  std::vector<float> features(tiles * rows);
-  const runtime::BufferRef in = in_->buffer(), out = out_->buffer();
-  for (size_t t = 0; t < tiles; ++t) {
-    in_->write(pixels.data() + t * per_tile);
-    runner_->run(kVisionMethod, std::span(&in, 1), std::span(&out, 1));
-    out_->read(features.data() + t * rows);
+const std::vector<runtime::IoDesc>& Encoder::inputs() const { return runner_->inputs(method_); }
+
+const runtime::IoDesc& Encoder::output() const { return out_->desc(); }
+
+void Encoder::run(std::span<const float* const> inputs, float* output) {
+  if (inputs.size() != in_.size())
+    throw_failure("internal: {} inputs for method {} of {}", inputs.size(), method_, in_.size());
+  std::vector<runtime::BufferRef> in;
+  for (size_t i = 0; i < in_.size(); ++i) {
+    in_[i]->write(inputs[i]);
+    in.push_back(in_[i]->buffer());
   }
-  return features;
+  const runtime::BufferRef out = out_->buffer();
+  runner_->run(method_, in, std::span(&out, 1));
+  out_->read(output);
 }
 
-std::unique_ptr<ImageEncoder> make_graph_image_encoder(std::shared_ptr<const VisionTower> tower) {
-  graph::GraphMap graphs{{kVisionMethod, graph::build_vision_encoder_graph(std::move(tower))}};
-  return std::make_unique<ImageEncoder>(std::make_unique<GraphMethodRunner>(
-      std::make_unique<graph::InterpreterExecutor>(std::move(graphs)), "the vision encoder graph", "the image size"));
+std::unique_ptr<MethodRunner> float_encoder_runner(const pipeline::GraphBundle& bundle, std::string method,
+                                                   std::string origin, std::string context_source) {
+  std::map<std::string, int64_t, std::less<>> constants;
+  for (const auto& [name, value] : bundle.metadata())
+    if (const auto* i = std::get_if<int64_t>(&value)) constants.emplace(name, *i);
+  graph::GraphMap graphs{{std::move(method), bundle.graph()}};
+  return std::make_unique<FloatEncoderRunner>(std::make_unique<graph::InterpreterExecutor>(std::move(graphs)),
+                                              std::move(origin), std::move(context_source), std::move(constants));
 }
 
-}  // namespace genai
+std::unique_ptr<ProgramMethodRunner> program_encoder_runner(const runtime::ArtifactDir& dir, pipeline::ArtifactKey key) {
+  const auto it = dir.artifacts.find(key);
+  if (it == dir.artifacts.end())
+    throw_input_error("{}: no {} program among its artifacts", dir.dir.string(), pipeline::artifact_key_name(key));
+  return std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(it->second, dir.checksum_of(it->second)));
+}
+
+std::filesystem::path processor_of(const runtime::ArtifactDir& dir, pipeline::ArtifactKey key) {
+  const auto it = dir.processors.find(key);
+  if (it == dir.processors.end())
+    throw_input_error("{}: a {} artifact but no processor (preprocessor_config.json)", (dir.dir / "manifest.json").string(),
+                      pipeline::artifact_key_name(key));
+  return it->second;
+}
+
+}  // namespace genai::modality

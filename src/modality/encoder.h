@@ -1,45 +1,57 @@
-// The vision encoder as the runner uses it: one tile of pixels in, its feature rows out, over a
-// MethodRunner with the method "vision_encoder" (the float interpreter on the tower's graph, the
-// QDQ reference, or the vision_encoder program). Quantized programs take and give codes: the
-// pixels are quantized and the features dequantized with the encodings the program publishes as
-// constants (get_pixel_values_scale / _zero_point, get_image_features_scale / _zero_point).
+// A modality's encoder as the runner uses it: one method of a MethodRunner (the float interpreter
+// on the encoder's graph, or the encoder's program), float inputs in, one float output out.
+// Quantized programs take and give codes: each input and output moves through an EncoderIo
+// (encoder_io.h), with the encodings the program publishes as constants. What the inputs mean
+// (a tile's pixels, a clip's features and masks) is the modality's; this class only runs them.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "llm/encoder_io.h"
 #include "llm/method_runner.h"
-#include "model/vision_tower.h"
+#include "llm/program_method_runner.h"
+#include "modality/encoder_io.h"
+#include "pipeline/encoder_programs.h"
+#include "pipeline/graph_bundle.h"
+#include "runtime/artifact_dir.h"
 
-namespace genai {
+namespace genai::modality {
 
-class ImageEncoder {
+class Encoder {
  public:
-  // Reads the layout from the signature: pixel_values [1, C, M, M], image_features [1, S, dim],
-  // float32, uint8 or uint16 (then with the constants above). InputError naming the origin otherwise.
-  explicit ImageEncoder(std::unique_ptr<MethodRunner> runner);
-  ~ImageEncoder();
+  // InputError naming the runner's origin when it has no `method`, the method has not exactly one
+  // output, or an input or output is neither float32 nor uint8 / uint16 codes with their constants.
+  Encoder(std::unique_ptr<MethodRunner> runner, std::string method);
+  ~Encoder();
 
-  int64_t channels() const { return channels_; }
-  int64_t tile_size() const { return tile_; }
-  int64_t tokens_per_tile() const { return tokens_; }
-  int64_t dim() const { return dim_; }
   const MethodRunner& runner() const { return *runner_; }
+  const std::string& method() const { return method_; }
+  const std::vector<runtime::IoDesc>& inputs() const;
+  const runtime::IoDesc& output() const;
 
-  // The features of every tile of `pixels` ([tiles, C, M, M] float32), tile after tile:
-  // [tiles * tokens_per_tile(), dim()].
-  std::vector<float> encode(std::span<const float> pixels);
+  // Runs the method once: `inputs` in signature order, each pointing at its numel() floats;
+  // the output's numel() floats into `output`.
+  void run(std::span<const float* const> inputs, float* output);
 
  private:
   std::unique_ptr<MethodRunner> runner_;
-  int64_t channels_ = 0, tile_ = 0, tokens_ = 0, dim_ = 0;
-  std::unique_ptr<EncoderIo> in_, out_;
+  std::string method_;
+  std::vector<std::unique_ptr<EncoderIo>> in_;
+  std::unique_ptr<EncoderIo> out_;
 };
 
-// The encoder over `tower`'s float graph run by the interpreter.
-std::unique_ptr<ImageEncoder> make_graph_image_encoder(std::shared_ptr<const VisionTower> tower);
+// The runner of an encoder's float graph (its bundle) on the interpreter, as method `method`; the
+// bundle's integer metadata are its int constants, as a compiled program's would be.
+std::unique_ptr<MethodRunner> float_encoder_runner(const pipeline::GraphBundle& bundle, std::string method,
+                                                   std::string origin, std::string context_source);
+// The runner of the artifact dir's encoder program `key`, checked against the manifest's checksum.
+// InputError naming the dir when it has no such program.
+std::unique_ptr<ProgramMethodRunner> program_encoder_runner(const runtime::ArtifactDir& dir, pipeline::ArtifactKey key);
+// The artifact dir's processor settings for `key`; InputError naming the manifest when absent.
+std::filesystem::path processor_of(const runtime::ArtifactDir& dir, pipeline::ArtifactKey key);
 
-}  // namespace genai
+}  // namespace genai::modality

@@ -1,23 +1,18 @@
-// The vision encoder of a vision-language model through the quantization stage: its graph
-// calibrated on image tiles (those of --image_path's images, else of generated calibration
-// images: gradients, edges and noise, since nothing is downloaded), quantized with its own recipe
-// (16a8w, upstream's for smolvlm), and measured: the features' SQNR against the float graph on
-// the calibration tiles.
+// Images (--image_path) for a vision-language model (SmolVLM, InternVL): the vision encoder
+// program (graph and artifact key "vision_encoder"), calibrated on image tiles (those of
+// --image_path's images, else of generated images: gradients, edges and noise, since nothing is
+// downloaded) and quantized with the encoders' recipe; at run time each file decoded and split as
+// the model's image processor does (its preprocessor_config.json), its tiles encoded (float graph
+// or vision_encoder program), and its place in the prompt spelled as the model's processor
+// spells it.
 #pragma once
 
-#include <string>
-#include <vector>
+#include <memory>
 
-#include "model/model.h"
-#include "orchestrator/encoder_quantization_step.h"
-#include "pipeline/graph_bundle.h"
+#include "modality/modality.h"
 
-namespace genai::orchestrator {
+namespace genai::modality {
 
-// The encoder's float graph with its metadata (the fp16 / GPU programs).
-pipeline::GraphBundle float_vision_encoder_bundle(const Model& model);
-// InputError naming the file for an unreadable --image_path image.
-// Samples: image tiles; source "--image_path" or "generated images".
-EncoderQuantization quantize_vision_encoder(std::shared_ptr<const Model> model, const std::vector<std::string>& image_paths);
+std::unique_ptr<Modality> make_vision_modality();
 
-}  // namespace genai::orchestrator
+}  // namespace genai::modality
