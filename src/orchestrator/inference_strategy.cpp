@@ -25,9 +25,9 @@
 #include "llm/graph_decoder.h"
 #include "llm/program_method_runner.h"
 #include "llm/reference_session.h"
+#include "modality/media_options.h"
 #include "modality/modality_registry.h"
 #include "model/model.h"
-#include "options/option_table.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
@@ -61,24 +61,6 @@ struct SessionSource {
   std::vector<const modality::Modality*> modalities;
   std::unique_ptr<modality::MediaPrompter> media_encoder;
 };
-
-// The files a run gives `m` (its option's list; none when the option table has no such option).
-std::vector<std::string> media_paths(const options::OptionValues& o, const modality::Modality& m) {
-  if (!options::find_option(m.option_name())) return {};
-  return o.get_list(m.option_name());
-}
-
-// The one modality whose media the run gives, or null; InputError for two kinds at once.
-const modality::Modality* run_modality(const options::OptionValues& o) {
-  const modality::Modality* given = nullptr;
-  for (const modality::Modality* m : modality::modalities()) {
-    if (media_paths(o, *m).empty()) continue;
-    if (given)
-      throw_input_error("--{} and --{}: a model takes one kind of media", given->option_name(), m->option_name());
-    given = m;
-  }
-  return given;
-}
 
 // The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
 // artifact dir's (a lone program has none).
@@ -115,7 +97,7 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   const options::OptionValues& o = in.inference_options;
   for (const modality::Modality* m : modality::modalities())
     if (dir.artifacts.contains(m->program().key)) s.modalities.push_back(m);
-  const modality::Modality* given = run_modality(o);
+  const modality::Modality* given = modality::given_modality(o);
   if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
     s.media_encoder = given->open_program(dir);
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
@@ -145,7 +127,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
   s.modalities = modality::modalities_of(*in.model);
-  const modality::Modality* given = run_modality(o);
+  const modality::Modality* given = modality::given_modality(o);
   if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
     s.media_encoder = given->open_float(in.model);
   // Image or audio features replace token embeddings: the static graphs with the embedding as its
@@ -215,7 +197,7 @@ class Inference final : public InferenceStrategy {
     g.sampler.validate();
     g.lookahead = lookahead_setting(o, src.compiled_options);
     // The run's media (one modality's files), encoded into the first prompt.
-    const modality::Modality* given = run_modality(o);
+    const modality::Modality* given = modality::given_modality(o);
     if (given && !src.media_encoder) {
       // Media the model has no encoder for: name what it does take.
       const std::string takes = src.modalities.empty() ? std::string(" (a text-only model)")
@@ -225,7 +207,7 @@ class Inference final : public InferenceStrategy {
     }
     double media_ms = 0.0;
     if (given) {
-      const std::vector<std::string> paths = media_paths(o, *given);
+      const std::vector<std::string> paths = modality::media_paths(*given, o);
       const auto m0 = Clock::now();
       g.media = src.media_encoder->prompt(paths);
       media_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();

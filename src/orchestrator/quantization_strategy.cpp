@@ -15,8 +15,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "modality/encoder_quantization_step.h"
+#include "modality/media_options.h"
 #include "modality/modality_registry.h"
-#include "options/option_table.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/option_readers.h"
 #include "orchestrator/quantization_evaluation.h"
@@ -156,9 +156,7 @@ class Quantization final : public QuantizationStrategy {
     // Each modality's encoder: its own graph, calibration and recipe, beside the decoder's; its
     // option's files, when given, are its calibration media.
     for (const modality::Modality* m : q ? modality::modalities_of(*in.model) : std::vector<const modality::Modality*>{}) {
-      const std::vector<std::string> paths =
-          options::find_option(m->option_name()) ? o.get_list(m->option_name()) : std::vector<std::string>{};
-      const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, paths);
+      const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, modality::media_paths(*m, o));
       const GraphName name = m->program().graph;
       out.bundles.emplace(name, e.bundle);
       const std::string graph(graph_name_str(name));
