@@ -7,6 +7,8 @@
 #include <chrono>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "compile/compiler_adapter.h"
 #include "compile/constant_methods.h"
 #include "compile/runtime_tokenizer.h"
@@ -17,6 +19,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/mapped_file.h"
+#include "pipeline/encoder_programs.h"
 #include "pte/payload_digests.h"
 #include "pte/program_reader.h"
 #include "pte/program_writer.h"
@@ -68,7 +71,12 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   m["artifacts"] = artifacts;
   m["methods"] = methods;
   m["tokenizer"] = tokenizer ? nlohmann::json(tokenizer->file_name) : nlohmann::json(nullptr);
-  if (request.processor_path) m["processor"] = std::string(kProcessorFileName);
+  if (!request.processor_paths.empty()) {
+    nlohmann::json processors = nlohmann::json::object();
+    for (const auto& [key, path] : request.processor_paths)
+      processors[std::string(artifact_key_name(key))] = processor_file_name(key);
+    m["processors"] = std::move(processors);
+  }
   m["soc_model"] = std::string(request.soc->name);
   m["backend"] = target::backend_type_name(request.backend_type);
   m["options"] = request.options;
@@ -101,8 +109,8 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
     record(dir / tokenizer->file_name, *MappedFile::open(dir / tokenizer->file_name));
     for (const auto& companion : tokenizer->companions) record(dir / companion, *MappedFile::open(dir / companion));
   }
-  if (request.processor_path) {
-    const auto file = result.manifest_path.parent_path() / kProcessorFileName;
+  for (const auto& [key, path] : request.processor_paths) {
+    const auto file = result.manifest_path.parent_path() / processor_file_name(key);
     record(file, *MappedFile::open(file));
   }
   m["checksums"] = checksums;
@@ -112,6 +120,8 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
 }  // namespace
 
 pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
+  // An encoder's graph is a program of its own, whichever modality it serves.
+  if (const auto key = pipeline::encoder_program_key(graph)) return *key;
   switch (graph) {
     case pipeline::GraphName::kKvForward:
     case pipeline::GraphName::kPrefillForward:
@@ -121,15 +131,17 @@ pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
     case pipeline::GraphName::kTokEmbeddingPrefillForward:
     case pipeline::GraphName::kTokEmbeddingKvForwardAr1:
       return pipeline::ArtifactKey::kTokEmbedding;
-    case pipeline::GraphName::kVisionEncoder:
-      return pipeline::ArtifactKey::kVisionEncoder;
-    case pipeline::GraphName::kAudioEncoder:
-      return pipeline::ArtifactKey::kAudioEncoder;
+    default:
+      break;
   }
   throw_failure("compile: graph {} belongs to no artifact", static_cast<int>(graph));
 }
 
 std::string artifact_file_name(pipeline::ArtifactKey key) { return std::string(artifact_key_name(key)) + ".pte"; }
+
+std::string processor_file_name(pipeline::ArtifactKey key) {
+  return fmt::format("{}_{}", artifact_key_name(key), kProcessorFileName);
+}
 
 std::vector<CompileSpec> specs_with_spill_fill_size(const std::vector<CompileSpec>& specs, uint64_t scratch) {
   std::vector<CompileSpec> out = specs;
@@ -230,10 +242,9 @@ CompileResult compile_artifacts(const CompileRequest& request) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
       }
-    } else if (key == pipeline::ArtifactKey::kVisionEncoder || key == pipeline::ArtifactKey::kAudioEncoder) {
-      const auto graph = key == pipeline::ArtifactKey::kVisionEncoder ? pipeline::GraphName::kVisionEncoder
-                                                                     : pipeline::GraphName::kAudioEncoder;
-      for (pte::Method& c : metadata_constant_methods(request.graphs.at(graph))) {
+    } else if (pipeline::is_encoder_program(key)) {
+      // An encoder's program holds its one graph; its metadata become its constant methods.
+      for (pte::Method& c : metadata_constant_methods(request.graphs.at(group.methods.front().first))) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
       }
@@ -289,10 +300,10 @@ CompileResult compile_artifacts(const CompileRequest& request) {
     log::debug("tokenizer {}: {:.2f} s", tokenizer->file_name,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  if (request.processor_path) {
-    if (!request.graphs.count(pipeline::GraphName::kVisionEncoder) && !request.graphs.count(pipeline::GraphName::kAudioEncoder))
-      throw_failure("compile: a processor without a vision or audio encoder");
-    write_file_atomic(stage / kProcessorFileName, MappedFile::open(*request.processor_path)->bytes());
+  for (const auto& [key, path] : request.processor_paths) {
+    if (!pipeline::is_encoder_program(key) || !result.artifacts.contains(key))
+      throw_failure("compile: a processor for {}, which is no encoder program of this request", artifact_key_name(key));
+    write_file_atomic(stage / processor_file_name(key), MappedFile::open(path)->bytes());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.manifest_path = stage / kManifestFileName;

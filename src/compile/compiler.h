@@ -36,10 +36,10 @@ struct CompileRequest {
   // is recorded with its checksum, `options` is the option set used (JSON object).
   std::optional<std::filesystem::path> tokenizer_path;
   std::optional<std::filesystem::path> checkpoint_path;
-  // A vision or speech model's processor settings (preprocessor_config.json: the image processor's
-  // or the feature extractor's), copied next to the programs and recorded in the manifest as
-  // "processor".
-  std::optional<std::filesystem::path> processor_path;
+  // Each encoder program's processor settings (preprocessor_config.json: an image processor's, a
+  // feature extractor's), by the encoder's artifact key: copied next to the programs as
+  // processor_file_name(key) and recorded in the manifest's "processors".
+  std::map<pipeline::ArtifactKey, std::filesystem::path> processor_paths;
   nlohmann::json options = nlohmann::json::object();
   uint64_t params = 0;  // parameters of the source model (manifest "params"; 0: not recorded)
 };
@@ -60,10 +60,13 @@ struct CompileResult {
   double seconds = 0.0;
 };
 
-// text_decoder for kv_forward / prefill_forward, tok_embedding for tok_embedding_<graph>.
+// text_decoder for kv_forward / prefill_forward, tok_embedding for tok_embedding_<graph>, an
+// encoder's own key for an encoder graph (pipeline/encoder_programs.h).
 pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph);
 // "<artifact_key>.pte", e.g. "text_decoder.pte".
 std::string artifact_file_name(pipeline::ArtifactKey key);
+// "<artifact_key>_preprocessor_config.json": an encoder's processor settings in the artifact dir.
+std::string processor_file_name(pipeline::ArtifactKey key);
 
 // The group's compile specs: the QNN entry re-encoded with htp_options.max_sf_buf_size = `scratch`
 // (the spill-fill buffer shared across the contexts of one program); specs without a QNN entry or
@@ -76,7 +79,8 @@ CompileResult compile_artifacts(const CompileRequest& request);
 
 // manifest.json: {"format": "genai-artifacts", "version": 1, "artifacts": {key: file name},
 // "methods": {key: [names]}, "tokenizer": file name, "soc_model", "backend", "options": {...},
-// "source": {"path", "sha256"}, "processor": file name (vision and speech models), "planned_bytes", "lower_bound_bytes", "params" (when known),
+// "source": {"path", "sha256"}, "processors": {encoder key: file name} (models with encoders;
+// older manifests have one "processor": file name), "planned_bytes", "lower_bound_bytes", "params" (when known),
 // "checksums": {file name: {"size", "chunked_xxh3_128" (core/chunked_digest.h)}} for every artifact
 // and the tokenizer}.
 inline constexpr std::string_view kManifestFileName = "manifest.json";

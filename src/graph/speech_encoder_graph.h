@@ -16,8 +16,6 @@
 #include <string_view>
 
 #include "graph/graph.h"
-#include "graph/interpreter.h"
-#include "media/speech_features.h"
 #include "model/speech_tower.h"
 
 namespace genai::graph {
@@ -38,11 +36,4 @@ int64_t speech_encoder_rows(const SpeechTowerConfig& config, double seconds = 12
 // The feature rows a clip may fill in a graph of `rows`: half a convolution kernel less, so its
 // rotations wrap zeros around.
 int64_t speech_encoder_capacity(const SpeechTowerConfig& config, int64_t rows);
-// The graph's inputs for one clip: its feature rows, zeros past them, and the masks. InputError
-// when the clip has more rows than the graph can take (naming both) or rows of another width.
-TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, const SpeechTowerConfig& config, int64_t rows);
-// The same from the graph's own numbers (a compiled program's signature and constants).
-TensorMap speech_encoder_inputs(const media::SpeechFeatures& clip, int64_t input_dim, int64_t context, int64_t capacity,
-                                int64_t rows);
-
 }  // namespace genai::graph

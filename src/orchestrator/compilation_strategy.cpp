@@ -9,14 +9,13 @@
 #include "compile/compiler.h"
 #include "compile/decoder_metadata.h"
 #include "compile/float_bundles.h"
+#include "modality/modality_registry.h"
 #include "model/model.h"
 #include "options/spec_from_options.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
-#include "orchestrator/audio_encoder_quantization.h"
-#include "orchestrator/vision_encoder_quantization.h"
 #include "pipeline/exceptions.h"
 #include "target/soc.h"
 
@@ -41,10 +40,10 @@ class Compilation final : public CompilationStrategy {
                                                 kStageCompilation));
       graph::DecoderGraphOptions go = decoder_graph_options(o);
       // Image or audio features replace token embeddings.
-      go.separate_embedding = input.model->vision != nullptr || input.model->speech != nullptr;
+      go.separate_embedding = modality::takes_media(*input.model);
       input.graphs = compile::float_bundles(input.model, go, mo.max_seq_len);
-      if (input.model->vision) input.graphs.emplace(GraphName::kVisionEncoder, float_vision_encoder_bundle(*input.model));
-      if (input.model->speech) input.graphs.emplace(GraphName::kAudioEncoder, float_audio_encoder_bundle(*input.model));
+      for (const modality::Modality* m : modality::modalities_of(*input.model))
+        input.graphs.emplace(m->program().graph, m->float_bundle(*input.model));
       // A float program on HTP is an fp16 program; its compile spec says so.
       if (input.backend_type == target::BackendType::kHtpBackend && !o.get_flag("use_fp16"))
         o.set("use_fp16", true, options::OptionSource::kCommandLine);
@@ -67,10 +66,11 @@ class Compilation final : public CompilationStrategy {
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
-    if (input.graphs.count(GraphName::kVisionEncoder) && input.model && input.model->vision)
-      req.processor_path = input.model->vision->processor_config;
-    if (input.graphs.count(GraphName::kAudioEncoder) && input.model && input.model->speech)
-      req.processor_path = input.model->speech->processor_config;
+    // Each encoder program's processor settings travel with it.
+    if (input.model)
+      for (const modality::Modality* m : modality::modalities_of(*input.model))
+        if (input.graphs.contains(m->program().graph))
+          req.processor_paths.emplace(m->program().key, m->processor_config(*input.model));
     req.options = recorded_options(o);
     if (input.model)
       for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());

@@ -23,18 +23,15 @@
 #include "llm/generation_report.h"
 #include "llm/generation_stats.h"
 #include "llm/graph_decoder.h"
-#include "graph/speech_encoder_graph.h"
-#include "llm/audio_encoder.h"
-#include "llm/image_encoder.h"
 #include "llm/program_method_runner.h"
 #include "llm/reference_session.h"
+#include "modality/media_options.h"
+#include "modality/modality_registry.h"
 #include "model/model.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
 #include "orchestrator/option_readers.h"
-#include "orchestrator/prompt_audio.h"
-#include "orchestrator/prompt_images.h"
 #include "runtime/artifact_dir.h"
 #include "runtime/load_verification.h"
 #include "runtime/lone_program.h"
@@ -59,16 +56,10 @@ struct SessionSource {
   nlohmann::json source;
   bool static_graphs = false;  // the float model's --model_mode graphs
   nlohmann::json compiled_options;  // the options the programs were compiled with (manifest), or null
-  // Which encoders the model has; each is loaded only for a run that gives its media.
-  bool has_vision = false, has_audio = false;
-  // A vision-language model's encoder, its image processor's settings and its image token.
-  std::unique_ptr<ImageEncoder> image_encoder;
-  std::optional<ImageProcessing> image_processing;
-  int32_t image_token_id = -1;
-  // A speech model's encoder, its feature extractor's settings and its audio token.
-  std::unique_ptr<AudioEncoder> audio_encoder;
-  std::optional<media::SpeechFeatureConfig> audio_features;
-  int32_t audio_token_id = -1;
+  // The modalities the model has (registration order), and the encoder of the one whose media
+  // the run gives: it alone is loaded.
+  std::vector<const modality::Modality*> modalities;
+  std::unique_ptr<modality::MediaPrompter> media_encoder;
 };
 
 // The tokenizer: the prepared one, else --tokenizer/--tokenizer_model/--tokenizer_bin, else the
@@ -104,34 +95,11 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
   const options::OptionValues& o = in.inference_options;
-  auto vision = dir.artifacts.find(ArtifactKey::kVisionEncoder);
-  auto audio = dir.artifacts.find(ArtifactKey::kAudioEncoder);
-  s.has_vision = vision != dir.artifacts.end();
-  s.has_audio = audio != dir.artifacts.end();
-  if (s.has_vision && !o.get_list("image_path").empty()) {
-    auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(vision->second, dir.checksum_of(vision->second)));
-    const auto token = runner->constant_int("get_image_token_id");
-    const auto family = runner->program().constant_string("get_vision_family");
-    if (!token || !family)
-      throw_input_error("{}: no get_image_token_id or get_vision_family constant", vision->second.string());
-    if (!dir.processor_path)
-      throw_input_error("{}: a vision_encoder artifact but no processor (preprocessor_config.json)",
-                        (dir.dir / "manifest.json").string());
-    s.image_token_id = static_cast<int32_t>(*token);
-    s.image_processing.emplace(vision_family_from_name(*family, vision->second.string()), *dir.processor_path);
-    s.image_encoder = std::make_unique<ImageEncoder>(std::move(runner));
-  }
-  if (s.has_audio && !o.get_list("audio_path").empty()) {
-    auto runner = std::make_unique<ProgramMethodRunner>(runtime::ProgramInstance::load(audio->second, dir.checksum_of(audio->second)));
-    const auto token = runner->constant_int("get_audio_token_id");
-    if (!token) throw_input_error("{}: no get_audio_token_id constant", audio->second.string());
-    if (!dir.processor_path)
-      throw_input_error("{}: an audio_encoder artifact but no processor (preprocessor_config.json)",
-                        (dir.dir / "manifest.json").string());
-    s.audio_token_id = static_cast<int32_t>(*token);
-    s.audio_features = media::read_speech_feature_config(*dir.processor_path);
-    s.audio_encoder = std::make_unique<AudioEncoder>(std::move(runner));
-  }
+  for (const modality::Modality* m : modality::modalities())
+    if (dir.artifacts.contains(m->program().key)) s.modalities.push_back(m);
+  const modality::Modality* given = modality::given_modality(o);
+  if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
+    s.media_encoder = given->open_program(dir);
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
     s.compiled_options = dir.manifest["options"];
   // A lone program has nothing recording its checksum: only its structure and the hashes its
@@ -158,23 +126,14 @@ SessionSource float_source(const InferenceInputConfig& in) {
                       in.model->checkpoint_path.string());
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
-  const auto& vision = in.model->vision;
-  const auto& speech = in.model->speech;
-  s.has_vision = vision != nullptr;
-  s.has_audio = speech != nullptr;
-  if (speech && !o.get_list("audio_path").empty()) {
-    s.audio_encoder = make_graph_audio_encoder(speech, graph::speech_encoder_rows(speech->config));
-    s.audio_features = media::read_speech_feature_config(speech->processor_config);
-    s.audio_token_id = speech->config.audio_token_id;
-  }
-  if (vision && !o.get_list("image_path").empty()) {
-    s.image_encoder = make_graph_image_encoder(vision);
-    s.image_processing.emplace(vision->config.family, vision->processor_config);
-    s.image_token_id = vision->config.image_token_id;
-  }
+  s.modalities = modality::modalities_of(*in.model);
+  const modality::Modality* given = modality::given_modality(o);
+  if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
+    s.media_encoder = given->open_float(in.model);
   // Image or audio features replace token embeddings: the static graphs with the embedding as its
   // own step.
-  if (!o.was_set("model_mode") && !vision && !speech) {
+  const bool media = !s.modalities.empty();
+  if (!o.was_set("model_mode") && !media) {
     if (o.has_value("use_attention_sink"))
       throw_input_error("--use_attention_sink evicts from the static graphs' KV cache: give --model_mode kv|hybrid too, "
                         "or run compiled programs");
@@ -189,7 +148,7 @@ SessionSource float_source(const InferenceInputConfig& in) {
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
   g.prefill_ar_len = o.get_int("prefill_ar_len");
   g.attention_sink = attention_sink_setting(o, nlohmann::json());
-  g.separate_embedding = vision != nullptr || speech != nullptr;
+  g.separate_embedding = media;
   s.session = make_graph_session(in.model, g);
   s.max_context_len = g.max_context_len;
   s.static_graphs = true;
@@ -237,29 +196,23 @@ class Inference final : public InferenceStrategy {
                               static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
     g.sampler.validate();
     g.lookahead = lookahead_setting(o, src.compiled_options);
-    // Media the model has no encoder for: name what it does take.
-    auto no_encoder = [&](std::string_view option, std::string_view encoder) {
-      const char* takes = src.has_vision ? " (it takes --image_path)" : src.has_audio ? " (it takes --audio_path)" : " (a text-only model)";
-      throw_input_error("{}: {} has no {} encoder{}{}", option, src.program, encoder, programs ? " among its artifacts" : "", takes);
-    };
-    const std::vector<std::string> images = o.get_list("image_path"), clips = o.get_list("audio_path");
-    if (!images.empty() && !src.has_vision) no_encoder("--image_path", "vision");
-    if (!clips.empty() && !src.has_audio) no_encoder("--audio_path", "audio");
-    if (!images.empty() && !clips.empty()) throw_input_error("--audio_path and --image_path: a model takes one kind of media");
-    double image_ms = 0.0, audio_ms = 0.0;
-    if (!images.empty()) {
-      const auto i0 = Clock::now();
-      g.media = prompt_images(images, *src.image_encoder, *src.image_processing, src.image_token_id);
-      image_ms = std::chrono::duration<double, std::milli>(Clock::now() - i0).count();
-      notes["images"] = images.size();
-      notes["image_ms"] = image_ms;
+    // The run's media (one modality's files), encoded into the first prompt.
+    const modality::Modality* given = modality::given_modality(o);
+    if (given && !src.media_encoder) {
+      // Media the model has no encoder for: name what it does take.
+      const std::string takes = src.modalities.empty() ? std::string(" (a text-only model)")
+                                                       : fmt::format(" (it takes --{})", src.modalities.front()->option_name());
+      throw_input_error("--{}: {} has no {} encoder{}{}", given->option_name(), src.program, given->name(),
+                        programs ? " among its artifacts" : "", takes);
     }
-    if (!clips.empty()) {
-      const auto a0 = Clock::now();
-      g.media = prompt_audio(clips, *src.audio_encoder, *src.audio_features, src.audio_token_id);
-      audio_ms = std::chrono::duration<double, std::milli>(Clock::now() - a0).count();
-      notes["audio_clips"] = clips.size();
-      notes["audio_ms"] = audio_ms;
+    double media_ms = 0.0;
+    if (given) {
+      const std::vector<std::string> paths = modality::media_paths(*given, o);
+      const auto m0 = Clock::now();
+      g.media = src.media_encoder->prompt(paths);
+      media_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
+      notes[std::string(given->notes_count_name())] = paths.size();
+      notes[std::string(given->notes_ms_name())] = media_ms;
     }
     if (programs) {
       if (const auto sink = attention_sink_setting(o, src.compiled_options)) {
@@ -280,15 +233,7 @@ class Inference final : public InferenceStrategy {
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
-    if (!images.empty()) {
-      result.stats.images = static_cast<int64_t>(g.media->expansions.size());
-      result.stats.image_tiles = g.media->tiles;
-      result.stats.image_ms = image_ms;
-    }
-    if (!clips.empty()) {
-      result.stats.audio_clips = static_cast<int64_t>(g.media->expansions.size());
-      result.stats.audio_ms = audio_ms;
-    }
+    if (given) given->add_stats(*g.media, media_ms, result.stats);
     if (bar) bar->finish();
     if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
     result.stats.load_ms = load_ms;
@@ -304,8 +249,7 @@ class Inference final : public InferenceStrategy {
                                {"decode_tok_s", s.decode_tok_s()},
                                {"prompt_tokens", static_cast<double>(s.prompt_tokens)},
                                {"generated_tokens", static_cast<double>(s.generated_tokens)}};
-    if (!images.empty()) out.performance_metrics["image_encode_ms"] = image_ms;
-    if (!clips.empty()) out.performance_metrics["audio_encode_ms"] = audio_ms;
+    if (given) out.performance_metrics[std::string(given->metric_ms_name())] = media_ms;
     const nlohmann::json report = generation_json(result, peak_rss_mb());
     notes["stats"] = report.at("stats");
     notes["peak_rss_mb"] = report.at("peak_rss_mb");

@@ -14,13 +14,14 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "modality/encoder_quantization_step.h"
+#include "modality/media_options.h"
+#include "modality/modality_registry.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/option_readers.h"
 #include "orchestrator/quantization_evaluation.h"
 #include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/quantization_settings.h"
-#include "orchestrator/audio_encoder_quantization.h"
-#include "orchestrator/vision_encoder_quantization.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -152,21 +153,19 @@ class Quantization final : public QuantizationStrategy {
 
     QuantizationOutputConfig out;
     if (q) out.bundles = q->bundles;
-    // A vision or speech model's encoder: its own graph, calibration and recipe, beside the decoder's.
-    auto add_encoder = [&](GraphName name, const EncoderQuantization& e, const char* unit, const char* label) {
+    // Each modality's encoder: its own graph, calibration and recipe, beside the decoder's; its
+    // option's files, when given, are its calibration media.
+    for (const modality::Modality* m : q ? modality::modalities_of(*in.model) : std::vector<const modality::Modality*>{}) {
+      const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, modality::media_paths(*m, o));
+      const GraphName name = m->program().graph;
       out.bundles.emplace(name, e.bundle);
       const std::string graph(graph_name_str(name));
-      notes[graph] = {{"recipe", e.recipe}, {fmt::format("calibration_{}", unit), e.samples}, {"calibration_source", e.source},
-                      {"sqnr_db", finite(e.sqnr_db)}, {"seconds", e.seconds}};
+      notes[graph] = {{"recipe", e.recipe}, {fmt::format("calibration_{}", m->sample_unit()), e.samples},
+                      {"calibration_source", e.source}, {"sqnr_db", finite(e.sqnr_db)}, {"seconds", e.seconds}};
       notes["graphs"].push_back(graph);
-      notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; {} {} SQNR {:.1f} dB", label, e.recipe, e.sqnr_db);
-    };
-    if (q && in.model->vision)
-      add_encoder(GraphName::kVisionEncoder, quantize_vision_encoder(in.model, o.get_list("image_path")), "tiles",
-                  "vision encoder");
-    if (q && in.model->speech)
-      add_encoder(GraphName::kAudioEncoder, quantize_audio_encoder(in.model, o.get_list("audio_path")), "clips",
-                  "audio encoder");
+      notes["summary"] = notes["summary"].get<std::string>() +
+                         fmt::format("; {} encoder {} SQNR {:.1f} dB", m->name(), e.recipe, e.sqnr_db);
+    }
     return out;
   }
 
@@ -192,7 +191,7 @@ class Quantization final : public QuantizationStrategy {
     }
     apply_recipe_options(o, qo.recipe);
     // Image or audio features replace token embeddings.
-    qo.separate_embedding = in.model->vision != nullptr || in.model->speech != nullptr;
+    qo.separate_embedding = modality::takes_media(*in.model);
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     return qo;
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "pipeline/encoder_programs.h"
 
 namespace genai::pipeline {
 namespace {
@@ -33,12 +34,13 @@ std::string_view artifact_key_name(ArtifactKey key) {
   for (const auto& k : kKeys) {
     if (k.key == key) return k.name;
   }
-  return "unknown";
+  return registered_artifact_key_name(key).value_or("unknown");
 }
 
 std::vector<ArtifactKey> all_artifact_keys() {
   std::vector<ArtifactKey> out;
   for (const auto& k : kKeys) out.push_back(k.key);
+  for (ArtifactKey k : registered_artifact_keys()) out.push_back(k);
   return out;
 }
 
@@ -48,6 +50,8 @@ ArtifactKey parse_artifact_key(std::string_view name) {
     if (k.name == name) return k.key;
     valid += (valid.empty() ? "" : ", ") + std::string(k.name);
   }
+  if (const auto registered = registered_artifact_key(name)) return *registered;
+  for (ArtifactKey k : registered_artifact_keys()) valid += ", " + std::string(artifact_key_name(k));
   throw_input_error("unknown artifact key '{}'; valid keys: {}", name, valid);
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "pipeline/encoder_programs.h"
 
 namespace genai::pipeline {
 namespace {
@@ -27,7 +28,7 @@ std::string_view graph_name_str(GraphName graph) {
   for (const auto& n : kNames) {
     if (n.graph == graph) return n.name;
   }
-  return "unknown";
+  return registered_graph_name(graph).value_or("unknown");
 }
 
 GraphName parse_graph_name(std::string_view name) {
@@ -36,6 +37,8 @@ GraphName parse_graph_name(std::string_view name) {
     if (n.name == name) return n.graph;
     valid += (valid.empty() ? "" : ", ") + std::string(n.name);
   }
+  if (const auto registered = registered_graph(name)) return *registered;
+  for (std::string_view n : registered_graph_names()) valid += ", " + std::string(n);
   throw_input_error("unknown graph name '{}'; valid graph names: {}", name, valid);
 }
 

@@ -1,5 +1,5 @@
-// Quantizing an encoder (the vision encoder; later the audio encoder): one static graph calibrated
-// on samples of its inputs (an image's tiles), its encodings under its own recipe (upstream
+// Quantizing an encoder (a modality's: the vision encoder, the audio encoder, ...): one static
+// graph calibrated on samples of its inputs (an image's tiles, a clip's features), its encodings under its own recipe (upstream
 // quantizes each encoder on its own), and a bundle with the quantized I/O types and the constants
 // its runner needs to move between floats and codes: get_<io>_scale / get_<io>_zero_point for
 // every quantized float input and output.

@@ -6,6 +6,7 @@
 
 #include "core/chunked_digest.h"
 #include "core/error.h"
+#include "pipeline/encoder_programs.h"
 
 namespace genai::runtime {
 namespace {
@@ -146,8 +147,25 @@ ArtifactDir open_artifact_dir(const fs::path& dir_in) {
     a.artifacts[k] = file_in_dir(a.dir, manifest, "artifacts." + key, value);
   }
   if (auto t = m.find("tokenizer"); t != m.end() && !t->is_null()) a.tokenizer_path = file_in_dir(a.dir, manifest, "tokenizer", *t);
-  if (auto t = m.find("processor"); t != m.end() && !t->is_null())
-    a.processor_path = file_in_dir(a.dir, manifest, "processor", *t);
+  if (auto t = m.find("processors"); t != m.end() && !t->is_null()) {
+    if (!t->is_object())
+      throw_input_error("{}: 'processors' must be an object of artifact key -> file name", manifest.string());
+    for (const auto& [key, value] : t->items()) {
+      pipeline::ArtifactKey k;
+      try {
+        k = pipeline::parse_artifact_key(key);
+      } catch (const InputError& e) {
+        throw_input_error("{}: processors: {}", manifest.string(), e.what());
+      }
+      a.processors[k] = file_in_dir(a.dir, manifest, "processors." + key, value);
+    }
+  }
+  // An older manifest's one "processor" (one encoder per model then): its encoder's, whichever it is.
+  if (auto t = m.find("processor"); t != m.end() && !t->is_null()) {
+    const fs::path file = file_in_dir(a.dir, manifest, "processor", *t);
+    for (const auto& [key, path] : a.artifacts)
+      if (pipeline::is_encoder_program(key)) a.processors.emplace(key, file);
+  }
   a.soc_model = optional_string(m, manifest, "soc_model");
   a.backend = optional_string(m, manifest, "backend");
   a.checksums = read_checksums(m, manifest);

@@ -22,7 +22,8 @@ struct ArtifactDir {
   bool has_manifest = true;  // false: a lone .pte (nothing recorded to check it against)
   pipeline::ArtifactMap artifacts;  // key -> absolute path
   std::optional<std::filesystem::path> tokenizer_path;
-  std::optional<std::filesystem::path> processor_path;  // a vision or speech model's preprocessor_config.json
+  // Each encoder program's processor settings (preprocessor_config.json) by its artifact key.
+  std::map<pipeline::ArtifactKey, std::filesystem::path> processors;
   std::string soc_model, backend;
   std::map<std::string, FileChecksum> checksums;  // by file name; empty for an older manifest
 

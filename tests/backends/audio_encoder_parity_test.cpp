@@ -10,6 +10,7 @@
 
 #include "backend_test_util.h"
 #include "graph/speech_encoder_graph.h"
+#include "modality/speech_encoder_inputs.h"
 #include "kernels/kernel_mode.h"
 #include "model/synth.h"
 #include "quant/encoder_quantization.h"
@@ -39,7 +40,7 @@ TEST(AudioEncoderParity, ScalarAndSimdEmbeddingCodesEqualTheQdqReference) {
   const auto g = graph::build_speech_encoder_graph(tower, rows);
   std::vector<graph::TensorMap> samples;
   for (uint32_t s = 0; s < 3; ++s)
-    samples.push_back(graph::speech_encoder_inputs(random_features(capacity - 7 * s, sc.input_dim, s), sc, rows));
+    samples.push_back(modality::speech_encoder_inputs(random_features(capacity - 7 * s, sc.input_dim, s), sc, rows));
   const auto q = quant::quantize_encoder(g, samples, quant::recipe_from_spelling("16a8w"), {});
   for (const char* key : {"get_input_features_scale", "get_input_features_zero_point", "get_audio_features_scale",
                           "get_audio_features_zero_point"})
@@ -56,7 +57,7 @@ TEST(AudioEncoderParity, ScalarAndSimdEmbeddingCodesEqualTheQdqReference) {
     int64_t worst = 0, compared = 0;
     std::set<int64_t> distinct;  // the embeddings are not a constant the two could agree on trivially
     for (size_t k = 0; k < lengths.size(); ++k) {
-      graph::TensorMap in = graph::speech_encoder_inputs(random_features(lengths[k], sc.input_dim, 40 + k), sc, rows);
+      graph::TensorMap in = modality::speech_encoder_inputs(random_features(lengths[k], sc.input_dim, 40 + k), sc, rows);
       Call c = call_from_values(*l->exec, q.encodings.get(), std::move(in));
       execute(*l, c);
       const auto ref = run_reference(qdq, name, c);

@@ -8,13 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/speech_encoder_graph.h"
-#include "llm/audio_encoder.h"
 #include "llm/generation.h"
-#include "llm/image_encoder.h"
+#include "modality/modality_registry.h"
 #include "model/model.h"
-#include "orchestrator/prompt_audio.h"
-#include "orchestrator/prompt_images.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/image_files.h"
@@ -64,12 +60,10 @@ TEST_P(VlmPrompt, TokensEqualTransformersProcessorAndFeaturesLandOnImageTokens) 
   const auto model = std::make_shared<const Model>(load_model(model_dir));
   ASSERT_TRUE(model->vision && model->tokenizer);
   EXPECT_EQ(model->chat_format, GetParam() == "smolvlm" ? ChatFormat::kSmolVlm : ChatFormat::kChatML);
-  auto encoder = make_graph_image_encoder(model->vision);
+  auto encoder = modality::find_modality("vision")->open_float(model);
   GenerationOptions o;
   o.max_new_tokens = 0;
-  const orchestrator::ImageProcessing processing(model->vision->config.family, model->vision->processor_config);
-  o.media = orchestrator::prompt_images({dir.file("wide.png"), dir.file("tall.png")}, *encoder, processing,
-                                         model->vision->config.image_token_id);
+  o.media = encoder->prompt({dir.file("wide.png"), dir.file("tall.png")});
   EXPECT_EQ(o.media->tiles, want["tiles"].get<int64_t>());
   RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
   Conversation conversation(session, *model->tokenizer, model->chat_format, o);
@@ -102,11 +96,11 @@ TEST(SpeechPrompt, TokensEqualTransformersProcessorAndEmbeddingsLandOnAudioToken
   ASSERT_TRUE(model->speech && model->tokenizer);
   EXPECT_EQ(model->chat_format, ChatFormat::kGranite);
   const int32_t audio_token = model->speech->config.audio_token_id;
-  auto encoder = make_graph_audio_encoder(model->speech, graph::speech_encoder_rows(model->speech->config));
+  auto encoder = modality::find_modality("audio")->open_float(model);
   GenerationOptions o;
   o.max_new_tokens = 0;
-  o.media = orchestrator::prompt_audio({first, second}, *encoder,
-                                       media::read_speech_feature_config(model->speech->processor_config), audio_token);
+  o.media = encoder->prompt({first, second});
+  EXPECT_EQ(o.media->token_id, audio_token);
   RecordingSession session(static_cast<int32_t>(model->config.vocab_size), model->tokenizer->stop_ids().front());
   Conversation conversation(session, *model->tokenizer, model->chat_format, o);
   conversation.turn("What is said in these clips?");
@@ -118,7 +112,7 @@ TEST(SpeechPrompt, TokensEqualTransformersProcessorAndEmbeddingsLandOnAudioToken
   EXPECT_EQ(session.replaced_.at, audio_positions);
   const auto counts = want["audio_tokens"].get<std::vector<int64_t>>();
   EXPECT_EQ(static_cast<int64_t>(audio_positions.size()), counts.at(0) + counts.at(1));
-  EXPECT_EQ(static_cast<int64_t>(session.replaced_.rows.size()), static_cast<int64_t>(audio_positions.size()) * encoder->dim());
+  EXPECT_EQ(static_cast<int64_t>(session.replaced_.rows.size()), static_cast<int64_t>(audio_positions.size()) * o.media->dim);
   EXPECT_EQ(session.replaced_.rows, o.media->features);
 }
 

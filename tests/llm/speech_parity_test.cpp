@@ -15,6 +15,7 @@
 
 #include "graph/interpreter.h"
 #include "graph/speech_encoder_graph.h"
+#include "modality/speech_encoder_inputs.h"
 #include "llm/graph_decoder.h"
 #include "llm/media_embeddings.h"
 #include "media/speech_features.h"
@@ -49,7 +50,7 @@ TEST(SpeechParity, EncoderProjectorAndMergedLogitsEqualTransformers) {
   ASSERT_EQ(clip.audio_tokens, cs["audio_tokens"].get<int64_t>());
   const int64_t rows = 120;  // two blocks more than the clip's 66 rows need: what follows them must not leak in
   const auto encoder = graph::build_speech_encoder_graph(model->speech, rows);
-  const graph::TensorMap inputs = graph::speech_encoder_inputs(clip, sc, rows);
+  const graph::TensorMap inputs = modality::speech_encoder_inputs(clip, sc, rows);
   graph::InputMap bound;
   for (const auto& [name, t] : inputs) bound[name] = &t;
   const Tensor out = graph::interpret(*encoder, bound).at(std::string(graph::kAudioFeatures));

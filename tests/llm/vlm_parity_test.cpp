@@ -18,7 +18,7 @@
 #include "llm/media_embeddings.h"
 #include "media/image_file.h"
 #include "model/model.h"
-#include "orchestrator/image_processing.h"
+#include "modality/image_processing.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
 #include "support/float_compare.h"
@@ -48,7 +48,7 @@ TEST_P(VlmParity, EncoderFeaturesAndMergedLogitsEqualTransformers) {
   EXPECT_EQ(vc.text_dim, cs["text_hidden"].get<int64_t>());
 
   EXPECT_EQ(vision_family_name(vc.family), GetParam());
-  const orchestrator::ImageProcessing processing(vc.family, model->vision->processor_config);
+  const modality::ImageProcessing processing(vc.family, model->vision->processor_config);
   const media::ProcessedImage image = processing.process(media::read_image(dir.file("image.png")));
   ASSERT_EQ(image.tiles(), cs["tiles"].get<int64_t>());
 

@@ -49,6 +49,35 @@ TEST(ArtifactDir, OpensAManifestAndResolvesItsFiles) {
   EXPECT_EQ(a.manifest["methods"]["text_decoder"].size(), 2u);
 }
 
+// Processor settings by encoder artifact key; an older manifest's single "processor" belongs to
+// its one encoder program.
+TEST(ArtifactDir, ProcessorsByArtifactKeyAndTheOlderSingleField) {
+  testing::TempDir dir;
+  for (const char* f : {"text_decoder.pte", "tok_embedding.pte", "vision_encoder.pte", "tokenizer.json"}) write_text(dir.file(f), "x");
+  write_text(dir.file("vision_encoder_preprocessor_config.json"), "{}");
+  write_text(dir.file("preprocessor_config.json"), "{}");
+  nlohmann::json m = good_manifest();
+  m["artifacts"]["tok_embedding"] = "tok_embedding.pte";
+  m["artifacts"]["vision_encoder"] = "vision_encoder.pte";
+  m["processors"] = {{"vision_encoder", "vision_encoder_preprocessor_config.json"}};
+  write_text(dir.file("manifest.json"), m.dump());
+  auto a = runtime::open_artifact_dir(dir.path());
+  ASSERT_EQ(a.processors.size(), 1u);
+  EXPECT_EQ(a.processors.at(pipeline::ArtifactKey::kVisionEncoder),
+            std::filesystem::path(dir.file("vision_encoder_preprocessor_config.json")));
+
+  m.erase("processors");
+  m["processor"] = "preprocessor_config.json";
+  write_text(dir.file("manifest.json"), m.dump());
+  a = runtime::open_artifact_dir(dir.path());
+  ASSERT_EQ(a.processors.size(), 1u);
+  EXPECT_EQ(a.processors.at(pipeline::ArtifactKey::kVisionEncoder), std::filesystem::path(dir.file("preprocessor_config.json")));
+
+  m["processor"] = "absent.json";
+  write_text(dir.file("manifest.json"), m.dump());
+  expect_input_error(dir.path(), {"manifest.json", "'processor'", "absent.json"});
+}
+
 TEST(ArtifactDir, MissingDirManifestAndFilesAreNamed) {
   testing::TempDir dir;
   expect_input_error(dir.file("nowhere"), {"nowhere", "does not exist"});

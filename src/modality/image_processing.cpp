@@ -1,8 +1,8 @@
-#include "orchestrator/image_processing.h"
+#include "modality/image_processing.h"
 
 #include "core/error.h"
 
-namespace genai::orchestrator {
+namespace genai::modality {
 
 ImageProcessing::ImageProcessing(VisionFamily family, const std::filesystem::path& processor_config) : family_(family) {
   if (family == VisionFamily::kInternVl)
@@ -39,4 +39,4 @@ VisionFamily vision_family_from_name(std::string_view name, const std::string& o
   throw_input_error("{}: vision family '{}' is not known (valid: smolvlm, internvl)", origin, name);
 }
 
-}  // namespace genai::orchestrator
+}  // namespace genai::modality

@@ -11,7 +11,7 @@
 #include "media/smolvlm_image_processor.h"
 #include "model/vision_tower.h"
 
-namespace genai::orchestrator {
+namespace genai::modality {
 
 class ImageProcessing {
  public:
@@ -36,4 +36,4 @@ class ImageProcessing {
 // naming `origin` and the valid names.
 VisionFamily vision_family_from_name(std::string_view name, const std::string& origin);
 
-}  // namespace genai::orchestrator
+}  // namespace genai::modality

@@ -1,4 +1,4 @@
-#include "llm/encoder_io.h"
+#include "modality/encoder_io.h"
 
 #include <cstring>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace genai {
+namespace genai::modality {
 namespace {
 
 kernels::ActType act_type(DType d) { return d == DType::kU8 ? kernels::ActType::kU8 : kernels::ActType::kU16; }
@@ -46,4 +46,4 @@ void EncoderIo::read(float* y) const {
     kernels::dequantize(bytes_.data(), act_type(desc_.dtype), numel(), q_, y);
 }
 
-}  // namespace genai
+}  // namespace genai::modality

@@ -10,7 +10,7 @@
 #include "kernels/quantize.h"
 #include "llm/method_runner.h"
 
-namespace genai {
+namespace genai::modality {
 
 class EncoderIo {
  public:
@@ -30,4 +30,4 @@ class EncoderIo {
   std::vector<uint8_t> bytes_;
 };
 
-}  // namespace genai
+}  // namespace genai::modality
