@@ -4,7 +4,6 @@
 // written by the quantization stage) and compares the QDQ decode graph with the float decode
 // graph over a text: logits SQNR, per-tensor SQNR (worst first), perplexity, and greedy agreement.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -14,6 +13,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "core/json_number.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "llm/eval_report_html.h"
@@ -41,8 +41,6 @@ struct EvalArgs {
   bool json = false;
   bool use_fp16 = false;  // -F/--use_fp16: upstream's spelling of the fp16 recipe
 };
-
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
 
 std::string read_text(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -176,9 +174,9 @@ int run(EvalArgs a) {
     j["eval_windows"] = r.eval_windows;
     j["eval_text"] = a.eval_text;
     if (eo.sqnr_eval) {
-      j["sqnr_db"] = number(r.sqnr_db);
+      j["sqnr_db"] = finite_json_number(r.sqnr_db);
       nlohmann::json layers = nlohmann::json::array();
-      for (const auto& t : r.per_layer) layers.push_back({{"name", t.name}, {"sqnr_db", number(t.sqnr_db)}});
+      for (const auto& t : r.per_layer) layers.push_back({{"name", t.name}, {"sqnr_db", finite_json_number(t.sqnr_db)}});
       j["per_layer"] = layers;
       j["perplexity"] = {{"float", r.perplexity_float}, {"quantized", r.perplexity_quantized}};
       j["top1_agreement"] = {{"tokens", r.eval_tokens}, {"agreed", r.top1_agreed}};
@@ -190,7 +188,7 @@ int run(EvalArgs a) {
     for (const auto& [pattern, scheme] : r.overrides) j["overrides"].push_back(pattern + "=" + scheme);
     if (a.per_layer) {
       nlohmann::json layers = nlohmann::json::array();
-      for (const auto& t : r.sensitivity) layers.push_back({{"layer", t.name}, {"sqnr_db", number(t.sqnr_db)}});
+      for (const auto& t : r.sensitivity) layers.push_back({{"layer", t.name}, {"sqnr_db", finite_json_number(t.sqnr_db)}});
       j["sensitivity"] = layers;
       j["proposed_overrides"] = r.proposed_overrides;
     }

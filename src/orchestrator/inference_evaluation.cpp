@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_number.h"
 #include "core/log.h"
 #include "graph/decoder_graphs.h"
 #include "graph/executor.h"
@@ -137,11 +138,9 @@ std::shared_ptr<const Tokenizer> eval_tokenizer(const InferenceInputConfig& in) 
 }
 
 nlohmann::json number_or_null(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); }
-// SQNR of identical logits is +inf: 999 dB in JSON, as the quantization stage's report.
-nlohmann::json db(double v) {
-  if (std::isnan(v)) return nullptr;
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0);
-}
+// SQNR of identical logits is +inf: 999 dB in JSON, as the quantization stage's report; a side
+// not measured (NaN) is null.
+nlohmann::json db(double v) { return std::isnan(v) ? nlohmann::json(nullptr) : finite_json_number(v); }
 
 // The sides present, as sources of the comparison, float first (the SQNR reference).
 std::vector<LogitsSource> sources_of(Sides& s, std::vector<size_t>& index) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_number.h"
 #include "core/log.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/option_readers.h"
@@ -38,8 +38,6 @@ std::string read_text_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
-
-nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
 
 std::string encoding_text(const quant::Encoding& e) {
   if (e.is_float()) return std::string(quant::qdtype_name(e.dtype));
@@ -140,12 +138,12 @@ class Quantization final : public QuantizationStrategy {
     if (s && s->on_report) s->on_report(r, quantize_seconds);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
-                           {"sqnr_db", finite(r.sqnr_db)},
+                           {"sqnr_db", finite_json_number(r.sqnr_db)},
                            {"perplexity_float", r.perplexity_float},
                            {"perplexity_quantized", r.perplexity_quantized},
                            {"top1_agreed", r.top1_agreed},
                            {"seconds", r.seconds}};
-    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite(r.per_layer.front().sqnr_db)}};
+    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite_json_number(r.per_layer.front().sqnr_db)}};
     notes["eval"] = std::move(eval);
     notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe,
                                    in.calibration_data ? in.calibration_data->size() : 0, r.sqnr_db);
@@ -157,7 +155,7 @@ class Quantization final : public QuantizationStrategy {
       out.bundles.emplace(name, e.bundle);
       const std::string graph(graph_name_str(name));
       notes[graph] = {{"recipe", e.recipe}, {fmt::format("calibration_{}", unit), e.samples}, {"calibration_source", e.source},
-                      {"sqnr_db", finite(e.sqnr_db)}, {"seconds", e.seconds}};
+                      {"sqnr_db", finite_json_number(e.sqnr_db)}, {"seconds", e.seconds}};
       notes["graphs"].push_back(graph);
       notes["summary"] = notes["summary"].get<std::string>() + fmt::format("; {} {} SQNR {:.1f} dB", label, e.recipe, e.sqnr_db);
     };
