@@ -16,11 +16,11 @@
 #include "core/json_number.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
-#include "llm/eval_report_html.h"
-#include "llm/quant_evaluation.h"
+#include "eval/compiled_evaluation.h"
+#include "eval/eval_report_html.h"
+#include "eval/quant_evaluation.h"
 #include "options/option_values.h"
 #include "orchestrator/builtin_strategies.h"
-#include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
 #include "orchestrator/quantization_settings.h"
@@ -53,7 +53,7 @@ std::string read_text(const std::string& path) {
   return s;
 }
 
-// The report page: the evaluation, the recipe and the techniques applied (llm/eval_report_html.h).
+// The report page: the evaluation, the recipe and the techniques applied (eval/eval_report_html.h).
 void write_report(const EvalArgs& a, const EvalReport& r, double quantize_seconds) {
   EvalReportPage p;
   p.model = a.checkpoint;
@@ -123,7 +123,7 @@ int run(EvalArgs a) {
     qo.mode = graph::ModelMode::kKv;
     qo.max_context_len = a.max_context_len;
     if (a.eval_on == "program") {
-      const orchestrator::EvalProgramShape shape = orchestrator::eval_program_shape(a.max_context_len);
+      const eval::EvalProgramShape shape = eval::eval_program_shape(a.max_context_len);
       qo.mode = graph::ModelMode::kHybrid;
       qo.max_context_len = shape.max_context_len;
       qo.prefill_ar_len = shape.prefill_ar_len;

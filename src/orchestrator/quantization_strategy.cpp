@@ -14,12 +14,13 @@
 #include "core/error.h"
 #include "core/json_number.h"
 #include "core/log.h"
-#include "orchestrator/builtin_strategies.h"
-#include "orchestrator/option_readers.h"
-#include "orchestrator/quantization_evaluation.h"
-#include "orchestrator/compiled_evaluation.h"
-#include "orchestrator/quantization_settings.h"
+#include "eval/compiled_evaluation.h"
+#include "eval/quant_evaluation.h"
 #include "orchestrator/audio_encoder_quantization.h"
+#include "orchestrator/builtin_strategies.h"
+#include "orchestrator/default_recipe.h"
+#include "orchestrator/option_readers.h"
+#include "orchestrator/quantization_settings.h"
 #include "orchestrator/vision_encoder_quantization.h"
 #include "quant/quantize.h"
 
@@ -123,12 +124,12 @@ class Quantization final : public QuantizationStrategy {
       eo.prompt_eval = false;
       if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
     }
-    std::unique_ptr<CompiledWindows> program;
+    std::unique_ptr<eval::CompiledWindows> program;
     if (s && s->compiled_eval && q && !q->recipe.is_float()) {
-      program = std::make_unique<CompiledWindows>(*in.model, q->bundles);
+      program = std::make_unique<eval::CompiledWindows>(*in.model, q->bundles);
       eo.quantized_window = program->window_logits();
     }
-    EvalReport r = evaluate_encodings(in.model, encodings, eo);
+    EvalReport r = evaluate_quantization(in.model, encodings, eo);
     if (q) describe_quantization(*q, r);
     if (s && s->per_layer && q && !q->recipe.is_float() && in.calibration_data && !in.calibration_data->empty()) {
       // On calibration text, not the evaluation text: the proposal must not be tuned on the test.
