@@ -13,12 +13,13 @@ std::string scope_command(OptionScope scope) {
   switch (scope) {
     case kCompileScope: return "compile";
     case kRunScope: return "run";
+    case kEvalScope: return "eval";
     default: return "pipeline";
   }
 }
 
-std::string default_text(const OptionSpec& spec) {
-  const auto j = option_value_to_json(spec.default_value);
+std::string default_text(const OptionSpec& spec, OptionScope scope = kPipelineScope) {
+  const auto j = option_value_to_json(default_for(spec, scope));
   if (j.is_null()) return "None";
   if (j.is_string()) return j.get<std::string>().empty() ? "\"\"" : j.get<std::string>();
   return j.dump();
@@ -42,14 +43,14 @@ std::string options_markdown() {
   return md;
 }
 
-std::string option_help_line(const OptionSpec& spec) {
-  std::string h = spec.help;
-  if (!spec.choices.empty()) {
+std::string option_help_line(const OptionSpec& spec, OptionScope scope) {
+  std::string h = help_for(spec, scope);
+  if (const auto& choices = choices_for(spec, scope); !choices.empty()) {
     h += " {";
-    for (size_t i = 0; i < spec.choices.size(); ++i) h += (i ? "," : "") + spec.choices[i];
+    for (size_t i = 0; i < choices.size(); ++i) h += (i ? "," : "") + choices[i];
     h += "}";
   }
-  if (spec.type != OptionType::kFlag) h += fmt::format(" [default: {}]", default_text(spec));
+  if (spec.type != OptionType::kFlag) h += fmt::format(" [default: {}]", default_text(spec, scope));
   if (!spec.native) h += fmt::format(" (ignored natively: {})", spec.native_note);
   return h;
 }
@@ -79,13 +80,13 @@ void add_options_to(CLI::App& app, OptionValues& values, OptionScope scope) {
 
     CLI::Option* o = nullptr;
     if (spec.type == OptionType::kFlag) {
-      o = app.add_flag_function(names, [store](int64_t count) { store({count > 0 ? "true" : "false"}); }, option_help_line(spec));
+      o = app.add_flag_function(names, [store](int64_t count) { store({count > 0 ? "true" : "false"}); }, option_help_line(spec, scope));
     } else if (spec.type == OptionType::kStringList) {
-      o = app.add_option_function<std::vector<std::string>>(names, store, option_help_line(spec));
+      o = app.add_option_function<std::vector<std::string>>(names, store, option_help_line(spec, scope));
       o->expected(1, CLI::detail::expected_max_vector_size);
     } else {
       o = app.add_option_function<std::string>(names, [store](const std::string& v) { store({v}); },
-                                               option_help_line(spec));
+                                               option_help_line(spec, scope));
       o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // as argparse: the last one wins
     }
     switch (spec.type) {

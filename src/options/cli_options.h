@@ -15,8 +15,9 @@ namespace genai::options {
 // Bad values become CLI::ValidationError (exit 2) naming the option and the valid choices.
 void add_options_to(CLI::App& app, OptionValues& values, OptionScope scope);
 
-// The help text of one option as shown by --help and docs/options.md.
-std::string option_help_line(const OptionSpec& spec);
+// The help text of one option as shown by `genai <command> --help` (`scope`: the command) and,
+// with the pipeline's, docs/options.md.
+std::string option_help_line(const OptionSpec& spec, OptionScope scope = kPipelineScope);
 
 // The table as a markdown table (docs/options.md); options marked * are ours, not upstream's.
 std::string options_markdown();

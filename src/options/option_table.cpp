@@ -1,6 +1,8 @@
 #include "options/option_table.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -10,7 +12,7 @@
 namespace genai::options {
 namespace {
 
-constexpr unsigned P = kPipelineScope, C = kCompileScope, R = kRunScope;
+constexpr unsigned P = kPipelineScope, C = kCompileScope, R = kRunScope, E = kEvalScope;
 constexpr unsigned ALL = P | C | R;
 
 using Strings = std::vector<std::string>;
@@ -36,6 +38,10 @@ void check_attention_sink(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v); s && !two_positive_ints(*s)) {
     throw_input_error("--use_attention_sink '{}' must be 'sink_size,eviction_batch_size' (two positive integers)", *s);
   }
+}
+void check_rotation(const OptionValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v); s && *s != "none" && *s != "hadamard")
+    throw_input_error("--rotation '{}' is not a valid choice; valid choices: none, hadamard", *s);
 }
 void check_embedding_quantize(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) {
@@ -90,6 +96,65 @@ OptionSpec&& checked(OptionSpec&& s, void (*check)(const OptionValue&)) {
 
 const OptionValue None{};
 using T = OptionType;
+
+OptionSpec& named(std::vector<OptionSpec>& t, std::string_view name) {
+  for (auto& s : t)
+    if (s.name == name) return s;
+  throw_failure("internal: no option '{}' in the table", name);
+}
+
+// `genai eval` (orchestrator/recipe_evaluation.h): the quantization options of the pipeline, with
+// a default or help of its own where it reads them otherwise, and its evaluation's own options.
+void add_eval_options(std::vector<OptionSpec>& t) {
+  for (std::string_view name : {"checkpoint", "tokenizer_model", "quant_recipe", "quant_override", "seq_mse_candidates",
+                                "quant_recipe_file", "rotation", "embedding_quantize", "gptq", "use_fp16", "eval_text",
+                                "eval_methods", "max_context_len", "calib_samples", "artifact", "threads", "json",
+                                "verbose"})
+    named(t, name).scopes |= E;
+  auto own = [&](std::string_view name, std::optional<OptionValue> def, std::string help, Strings only = {}) {
+    named(t, name).scoped.push_back({kEvalScope, std::move(def), std::move(help), std::move(only)});
+  };
+  own("max_context_len", int64_t{256}, "Evaluation window and decode graph context");
+  own("eval_methods", Strings{"sqnr_eval", "prompt_eval"}, "sqnr_eval and/or prompt_eval",
+      {"sqnr_eval", "prompt_eval"});
+  own("eval_text", std::nullopt,
+      "Text file to evaluate on (default: Newton's Opticks from Debian's golang-1.19-src, public domain)");
+  own("artifact", None, "Write decode_qdq.json/.bin into this directory");
+  own("embedding_quantize", std::nullopt,
+      "The embedding table at 'bits,group' (bits 4 or 8; group 0: per row), e.g. 4,32");
+  own("calib_samples", std::nullopt,
+      "Calibration text: JSON lists of strings or plain text files (default: sampled from the model)");
+  // The calibration windows, which the pipeline's quantization reads too (option_readers.h).
+  t.push_back(ours(note(opt("calib_len", T::kInt, int64_t{128}, "Tokens per calibration window", P | C | E),
+                        "calibration window length (at most the context length)")));
+  t.push_back(ours(note(opt("calib_max_windows", T::kInt, int64_t{2}, "Most calibration windows", P | C | E),
+                        "calibration windows")));
+  t.push_back(ours(note(choices(opt("calib_range", T::kChoice, std::string("minmax"), "Activation range setting", P | C | E),
+                                {"minmax", "mse"}),
+                        "activation range method")));
+  // Only `genai eval` reads these.
+  t.push_back(ours(note(opt("eval_max_tokens", T::kInt, int64_t{20480},
+                            "Tokens of the text evaluated, in whole windows of --max_context_len (0: all)", E),
+                        "genai eval: evaluation length")));
+  t.push_back(ours(note(choices(opt("eval_on", T::kChoice, std::string("program"),
+                                    "What computes the quantized logits: program (a compiled program, equal to the QDQ "
+                                    "reference and fast) or qdq (the QDQ reference)",
+                                    E),
+                                {"program", "qdq"}),
+                        "genai eval: quantized side")));
+  t.push_back(ours(note(opt("gen_tokens", T::kInt, int64_t{32}, "Tokens generated for the greedy agreement", E),
+                        "genai eval: greedy agreement length")));
+  t.push_back(ours(note(opt("qdq", T::kString, None, "Read encodings from a decode_qdq.json instead of quantizing", E),
+                        "genai eval: encodings of an earlier quantization")));
+  t.push_back(ours(note(opt("per_layer", T::kFlag, false,
+                            "Layer sensitivity: quantize one layer's weights at a time, rank the layers by the logits "
+                            "SQNR they cost and propose --quant_override entries for the worst",
+                            E),
+                        "genai eval: layer sensitivity analysis")));
+  t.push_back(ours(note(opt("report", T::kString, None,
+                            "Write a self-contained HTML report (charts as inline SVG) to this file", E),
+                        "genai eval: HTML report")));
+}
 
 std::vector<OptionSpec> make_table() {
   std::vector<OptionSpec> t;
@@ -229,10 +294,11 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ours(note(opt("gptq", T::kFlag, false,
                             "Quantize linear weights by GPTQ on the calibration inputs (error compensation across columns)", P | C),
                         "GPTQ weight rounding")));
-  t.push_back(ours(note(choices(opt("rotation", T::kString, std::string("none"),
-                                    "Offline Hadamard rotation of the residual stream, merged into the weights", P | C),
-                                {"none", "hadamard"}),
-                        "residual rotation")));
+  t.push_back(checked(ours(note(choices(opt("rotation", T::kString, std::string("none"),
+                                            "Offline Hadamard rotation of the residual stream, merged into the weights", P | C),
+                                        {"none", "hadamard"}),
+                                "residual rotation")),
+                      check_rotation));
   t.push_back(ours(note(opt("json", T::kFlag, false, "Print one JSON object on stdout", ALL), "machine-readable output")));
   t.push_back(ours(note(opt("threads", T::kInt, int64_t{0}, "Worker threads (0 = all cores)", ALL), "thread pool size")));
   t.push_back(ours(note(opt("no_verify", T::kFlag, false,
@@ -273,6 +339,7 @@ std::vector<OptionSpec> make_table() {
                             "Tokenizer file for the run: tokenizer.json, tokenizer.model or tokenizer.bin (upstream runner's "
                             "--tokenizer_path)", P | R),
                         "runtime tokenizer")));
+  add_eval_options(t);
   for (auto& s : t) s.scopes |= P;  // `genai pipeline` shows every option
   return t;
 }
@@ -294,6 +361,24 @@ std::string_view option_type_name(OptionType type) {
     case OptionType::kChoice: return "choice";
   }
   return "?";
+}
+
+const OptionValue& default_for(const OptionSpec& spec, OptionScope scope) {
+  for (const auto& m : spec.scoped)
+    if (m.scope == scope && m.default_value) return *m.default_value;
+  return spec.default_value;
+}
+
+const std::string& help_for(const OptionSpec& spec, OptionScope scope) {
+  for (const auto& m : spec.scoped)
+    if (m.scope == scope && !m.help.empty()) return m.help;
+  return spec.help;
+}
+
+const std::vector<std::string>& choices_for(const OptionSpec& spec, OptionScope scope) {
+  for (const auto& m : spec.scoped)
+    if (m.scope == scope && !m.choices.empty()) return m.choices;
+  return spec.choices;
 }
 
 std::span<const OptionSpec> option_table() {

@@ -1,6 +1,6 @@
 // The one typed table of every option: the 67 of upstream's llama.py flow (export_utils common
 // args + llama.py) plus ours (checkpoint formats, quant recipe, sampling, threads, json, lowering).
-// `genai pipeline|compile|run` CLIs and the --config_file reader are derived from it.
+// `genai pipeline|compile|run|eval` CLIs and the --config_file reader are derived from it.
 #pragma once
 
 #include <span>

@@ -16,16 +16,17 @@
 namespace genai::options {
 namespace {
 
-bool is_choice(const OptionSpec& spec, const std::string& v) {
-  return std::find(spec.choices.begin(), spec.choices.end(), v) != spec.choices.end();
+bool is_choice(const std::vector<std::string>& choices, const std::string& v) {
+  return std::find(choices.begin(), choices.end(), v) != choices.end();
 }
 
 [[noreturn]] void wrong_type(const OptionSpec& spec) {
   throw_input_error("--{} expects a value of type {}", spec.name, option_type_name(spec.type));
 }
 
-// Brings a value to the option's type and checks choices and format.
-OptionValue normalize(const OptionSpec& spec, OptionValue value) {
+// Brings a value to the option's type and checks choices (the command's) and format.
+OptionValue normalize(const OptionSpec& spec, OptionScope scope, OptionValue value) {
+  const std::vector<std::string>& choices = choices_for(spec, scope);
   if (std::holds_alternative<std::monostate>(value)) return value;
   switch (spec.type) {
     case OptionType::kFlag:
@@ -34,8 +35,8 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
     case OptionType::kInt: {
       const auto* i = std::get_if<int64_t>(&value);
       if (!i) wrong_type(spec);
-      if (!spec.choices.empty() && !is_choice(spec, std::to_string(*i))) {
-        throw_input_error("--{} {} is not allowed; valid choices: {}", spec.name, *i, fmt::join(spec.choices, ", "));
+      if (!choices.empty() && !is_choice(choices, std::to_string(*i))) {
+        throw_input_error("--{} {} is not allowed; valid choices: {}", spec.name, *i, fmt::join(choices, ", "));
       }
       break;
     }
@@ -50,8 +51,8 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
     case OptionType::kChoice: {
       const auto* s = std::get_if<std::string>(&value);
       if (!s) wrong_type(spec);
-      if (!is_choice(spec, *s)) {
-        throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, *s, fmt::join(spec.choices, ", "));
+      if (!is_choice(choices, *s)) {
+        throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, *s, fmt::join(choices, ", "));
       }
       break;
     }
@@ -60,8 +61,8 @@ OptionValue normalize(const OptionSpec& spec, OptionValue value) {
       const auto* list = std::get_if<std::vector<std::string>>(&value);
       if (!list) wrong_type(spec);
       for (const auto& e : *list) {
-        if (!spec.choices.empty() && !is_choice(spec, e)) {
-          throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, e, fmt::join(spec.choices, ", "));
+        if (!choices.empty() && !is_choice(choices, e)) {
+          throw_input_error("--{} '{}' is not a valid choice; valid choices: {}", spec.name, e, fmt::join(choices, ", "));
         }
       }
       break;
@@ -136,7 +137,7 @@ const OptionSpec& OptionValues::spec(std::string_view name) const {
 void OptionValues::set(std::string_view name, OptionValue value, OptionSource source) {
   const OptionSpec* s = find_option(name);
   if (!s) throw_input_error("unknown option '{}'", name);
-  value = normalize(*s, std::move(value));
+  value = normalize(*s, scope_, std::move(value));
   if (source == OptionSource::kDefault) throw_failure("internal: --{} cannot be set as a default; defaults live in the option table", s->name);
   auto& layer = source == OptionSource::kConfigFile ? config_ : cli_;
   layer[s->name] = std::move(value);
@@ -198,7 +199,7 @@ const OptionValue& OptionValues::get(std::string_view name) const {
   const OptionSpec& s = spec(name);
   if (auto it = cli_.find(s.name); it != cli_.end()) return it->second;
   if (auto it = config_.find(s.name); it != config_.end()) return it->second;
-  return s.default_value;
+  return default_for(s, scope_);
 }
 
 bool OptionValues::has_value(std::string_view name) const { return !std::holds_alternative<std::monostate>(get(name)); }

@@ -7,10 +7,10 @@
 #include "backends/register_builtin.h"
 #include "compile/backend.h"
 #include "core/error.h"
+#include "eval/eval_request.h"
 #include "options/quant_recipe_option.h"
 #include "options/spec_from_options.h"
 #include "options/validate.h"
-#include "orchestrator/eval_request.h"
 #include "orchestrator/option_readers.h"
 #include "pipeline/exceptions.h"
 #include "pipeline/stage_names.h"
@@ -144,7 +144,7 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   if (compiles) check_compile_target(values);
   // --eval_methods tasks_eval / sqnr_eval: their options and the stages they need, before any
   // stage loads anything.
-  check_eval_plan(eval_request_from_options(values), infers, prepares);
+  eval::check_eval_plan(eval::eval_request_from_options(values), infers, prepares);
 
   b.with_model(model.value_or(""));
   b.with_soc(values.get_optional_string("soc_model").value_or(""));

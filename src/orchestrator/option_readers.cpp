@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "options/validate.h"
+#include "quant/encoding_set.h"
 
 namespace genai::orchestrator {
 
@@ -67,8 +68,9 @@ graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& v)
 
 quant::CalibrationOptions calibration_options(const options::OptionValues& v) {
   quant::CalibrationOptions c;
-  c.context_len = std::min<int64_t>(c.context_len, options::effective_max_context_len(v));
-  c.max_windows = 2;
+  c.context_len = std::min<int64_t>(v.get_int("calib_len"), options::effective_max_context_len(v));
+  c.max_windows = v.get_int("calib_max_windows");
+  c.range_method = quant::range_method_from_name(v.get_string("calib_range"), "--calib_range");
   if (v.has_value("calib_samples")) {
     for (const auto& f : v.get_list("calib_samples")) c.sample_files.emplace_back(f);
   }

@@ -21,8 +21,9 @@ int64_t decode_ar_len(const options::OptionValues& values);
 // The decoder graphs the options describe: mode, --max_context_len (default --max_seq_len),
 // --prefill_ar_len, the decode AR length.
 graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& values);
-// Calibration text: --calib_samples files (else text sampled from the float model), --seed; two
-// windows of 128 tokens (at most the context length), as `genai eval` calibrates by default.
+// Calibration text: --calib_samples files (else text sampled from the float model), --seed;
+// --calib_max_windows windows of --calib_len tokens (at most the context length), ranges by
+// --calib_range: the options and defaults `genai eval` calibrates with.
 quant::CalibrationOptions calibration_options(const options::OptionValues& values);
 
 // Run settings as given, else as the programs were compiled with them (`compiled`: their

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "orchestrator/report_figures.h"
+#include "eval/report_figures.h"
 
 namespace genai::orchestrator {
 namespace {
@@ -26,7 +26,7 @@ double number_or(const nlohmann::json& j, const char* key, double fallback = 0.0
 std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
 std::string figure(const nlohmann::json& j, const char* key, const char* unit = "") {
-  return figure_text(j.contains(key) ? j[key] : nlohmann::json(), unit);
+  return eval::figure_text(j.contains(key) ? j[key] : nlohmann::json(), unit);
 }
 
 // The inference stage's --eval_methods tasks_eval / sqnr_eval (orchestrator/inference_evaluation.h).

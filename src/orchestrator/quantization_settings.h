@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/quantization_evaluation.h"
+#include "eval/quant_evaluation.h"
 #include "quant/encoding_set.h"
 #include "quant/quantize.h"
 
@@ -27,7 +27,7 @@ struct QuantizationSettings {
   std::shared_ptr<const quant::EncodingSet> encodings;
   // The evaluation to run; nullopt: the stage's short logits SQNR / perplexity check.
   std::optional<EvalOptions> eval;
-  // The quantized side of the evaluation runs as a compiled program (orchestrator/
+  // The quantized side of the evaluation runs as a compiled program (eval/
   // compiled_evaluation.h) instead of the QDQ reference; `quantize` must then have the graph
   // shape eval_program_shape(window). Float recipes and given encodings use the QDQ reference.
   bool compiled_eval = false;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,14 +12,16 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_number.h"
 #include "core/log.h"
+#include "eval/compiled_evaluation.h"
+#include "eval/quant_evaluation.h"
 #include "modality/encoder_quantization_step.h"
 #include "modality/media_options.h"
 #include "modality/modality_registry.h"
 #include "orchestrator/builtin_strategies.h"
+#include "orchestrator/default_recipe.h"
 #include "orchestrator/option_readers.h"
-#include "orchestrator/quantization_evaluation.h"
-#include "orchestrator/compiled_evaluation.h"
 #include "orchestrator/quantization_settings.h"
 #include "quant/quantize.h"
 
@@ -39,8 +40,6 @@ std::string read_text_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
-
-nlohmann::json finite(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(v > 0 ? 999.0 : -999.0); }
 
 std::string encoding_text(const quant::Encoding& e) {
   if (e.is_float()) return std::string(quant::qdtype_name(e.dtype));
@@ -126,12 +125,12 @@ class Quantization final : public QuantizationStrategy {
       eo.prompt_eval = false;
       if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
     }
-    std::unique_ptr<CompiledWindows> program;
+    std::unique_ptr<eval::CompiledWindows> program;
     if (s && s->compiled_eval && q && !q->recipe.is_float()) {
-      program = std::make_unique<CompiledWindows>(*in.model, q->bundles);
+      program = std::make_unique<eval::CompiledWindows>(*in.model, q->bundles);
       eo.quantized_window = program->window_logits();
     }
-    EvalReport r = evaluate_encodings(in.model, encodings, eo);
+    EvalReport r = evaluate_quantization(in.model, encodings, eo);
     if (q) describe_quantization(*q, r);
     if (s && s->per_layer && q && !q->recipe.is_float() && in.calibration_data && !in.calibration_data->empty()) {
       // On calibration text, not the evaluation text: the proposal must not be tuned on the test.
@@ -141,12 +140,12 @@ class Quantization final : public QuantizationStrategy {
     if (s && s->on_report) s->on_report(r, quantize_seconds);
     nlohmann::json eval = {{"recipe", r.recipe},
                            {"eval_tokens", r.eval_tokens},
-                           {"sqnr_db", finite(r.sqnr_db)},
+                           {"sqnr_db", finite_json_number(r.sqnr_db)},
                            {"perplexity_float", r.perplexity_float},
                            {"perplexity_quantized", r.perplexity_quantized},
                            {"top1_agreed", r.top1_agreed},
                            {"seconds", r.seconds}};
-    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite(r.per_layer.front().sqnr_db)}};
+    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite_json_number(r.per_layer.front().sqnr_db)}};
     notes["eval"] = std::move(eval);
     notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe,
                                    in.calibration_data ? in.calibration_data->size() : 0, r.sqnr_db);
@@ -161,7 +160,7 @@ class Quantization final : public QuantizationStrategy {
       out.bundles.emplace(name, e.bundle);
       const std::string graph(graph_name_str(name));
       notes[graph] = {{"recipe", e.recipe}, {fmt::format("calibration_{}", m->sample_unit()), e.samples},
-                      {"calibration_source", e.source}, {"sqnr_db", finite(e.sqnr_db)}, {"seconds", e.seconds}};
+                      {"calibration_source", e.source}, {"sqnr_db", finite_json_number(e.sqnr_db)}, {"seconds", e.seconds}};
       notes["graphs"].push_back(graph);
       notes["summary"] = notes["summary"].get<std::string>() +
                          fmt::format("; {} encoder {} SQNR {:.1f} dB", m->name(), e.recipe, e.sqnr_db);

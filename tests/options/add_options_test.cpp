@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "options/option_table.h"
 
 namespace genai::options {
@@ -66,6 +67,31 @@ TEST(AddOptions, HelpLineShowsChoicesDefaultAndIgnored) {
   EXPECT_NE(option_help_line(*find_option("backend")).find("{htp,gpu,lpai} [default: htp]"), std::string::npos);
   EXPECT_NE(option_help_line(*find_option("build_folder")).find("ignored natively"), std::string::npos);
   EXPECT_NE(options_markdown().find("| --quant_recipe * |"), std::string::npos);
+}
+
+// `genai eval` reads some table options with a default, help and choices of its own; the others
+// keep the table's, and the pipeline sees the table's everywhere.
+TEST(AddOptions, EvalScopeHasItsOwnDefaultsAndChoices) {
+  OptionValues eval(kEvalScope), pipeline(kPipelineScope);
+  EXPECT_EQ(eval.get_int("max_context_len"), 256);
+  EXPECT_FALSE(pipeline.has_value("max_context_len"));
+  EXPECT_EQ(eval.get_list("eval_methods"), (std::vector<std::string>{"sqnr_eval", "prompt_eval"}));
+  EXPECT_EQ(pipeline.get_list("eval_methods"), std::vector<std::string>{"prompt_eval"});
+  EXPECT_FALSE(eval.has_value("artifact"));
+  EXPECT_EQ(pipeline.get_string("artifact"), "./llama_qnn");
+  EXPECT_EQ(eval.get_int("calib_len"), pipeline.get_int("calib_len"));
+  EXPECT_THROW(eval.set("eval_methods", std::vector<std::string>{"tasks_eval"}), InputError);
+  pipeline.set("eval_methods", std::vector<std::string>{"tasks_eval"});
+
+  CLI::App app;
+  OptionValues v(kEvalScope);
+  add_options_to(app, v, kEvalScope);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("Evaluation window and decode graph context [default: 256]"), std::string::npos);
+  EXPECT_NE(help.find("{sqnr_eval,prompt_eval}"), std::string::npos);
+  EXPECT_NE(help.find("--per_layer"), std::string::npos);
+  EXPECT_EQ(help.find("--soc_model"), std::string::npos);
+  EXPECT_THROW(parse(app, {"--eval_on", "interpreter"}), CLI::ValidationError);
 }
 
 }  // namespace

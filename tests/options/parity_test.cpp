@@ -111,7 +111,9 @@ const std::set<std::string> kOurs = {"quant_recipe", "quant_block_size", "json",
                                      "max_new_tokens", "eval_text", "lowering", "skip_stages",
                                      "scalar_kernels", "backend_profile", "backend_fuse_kv",
                                      "no_verify", "pte", "tokenizer", "quant_override", "quant_recipe_file",
-                                     "seq_mse_candidates", "rotation", "gptq", "chat"};
+                                     "seq_mse_candidates", "rotation", "gptq", "chat", "calib_len",
+                                     "calib_max_windows", "calib_range", "eval_max_tokens", "eval_on", "gen_tokens",
+                                     "qdq", "per_layer", "report"};
 
 // Deliberate differences (also listed in docs/options.md):
 // - decoder_model and prompt are required upstream; natively the checkpoint identifies the

@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "eval/quant_evaluation.h"
 #include "graph/random_model.h"
 #include "llm/graph_decoder.h"
-#include "llm/quant_evaluation.h"
 #include "quant/qdq_executor.h"
 #include "quant/quantize.h"
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "llm/quant_evaluation.h"
+#include "eval/quant_evaluation.h"
 #include "quant/encoding.h"
 #include "quant/gptq.h"
 #include "quant/recipe.h"

@@ -3,7 +3,7 @@
 // reference, or a compiled program that equals it), giving logits SQNR, perplexity float vs
 // quantized and top-1 agreement over every position; per-tensor SQNR (worst first) on the first
 // window; and free-running greedy generation through the decode graphs.
-// It lives in llm, above quant, because the greedy comparison runs through the decoder scheduler.
+// It lives in eval, above llm, because the greedy comparison runs through the decoder scheduler.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "llm/window_comparison.h"
+#include "eval/window_comparison.h"
 #include "model/model.h"
 #include "quant/encoding_set.h"
 #include "quant/recipe.h"

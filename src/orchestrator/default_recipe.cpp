@@ -1,4 +1,4 @@
-#include "orchestrator/quantization_evaluation.h"
+#include "orchestrator/default_recipe.h"
 
 #include "model/model.h"
 #include "orchestrator/model_lookup.h"
@@ -9,12 +9,6 @@ quant::Recipe default_recipe_for(const Model& model, std::string_view decoder_mo
   const ResolvedModel rm = resolve_model(decoder_model, model.config, model.checkpoint_path.string(), model.chat_format,
                                          model.tokenizer ? model.tokenizer->kind() : "");
   return quant::default_recipe(rm.recipe_name, model.config.n_layers, model.config.dim);
-}
-
-EvalReport evaluate_encodings(const std::shared_ptr<const Model>& model,
-                                     const std::shared_ptr<const quant::EncodingSet>& encodings,
-                                     const EvalOptions& options) {
-  return evaluate_quantization(model, encodings, options);
 }
 
 }  // namespace genai::orchestrator

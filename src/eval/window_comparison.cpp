@@ -1,4 +1,4 @@
-#include "llm/window_comparison.h"
+#include "eval/window_comparison.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/sampler.h"
-#include "llm/quant_evaluation.h"
+#include "eval/quant_evaluation.h"
 
 namespace genai {
 namespace {

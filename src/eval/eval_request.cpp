@@ -1,11 +1,11 @@
-#include "orchestrator/eval_request.h"
+#include "eval/eval_request.h"
 
 #include <algorithm>
 
 #include "core/error.h"
-#include "llm/quant_evaluation.h"
+#include "eval/quant_evaluation.h"
 
-namespace genai::orchestrator {
+namespace genai::eval {
 namespace {
 
 std::string builtin_names() {
@@ -70,4 +70,4 @@ void check_eval_plan(const EvalRequest& r, bool infers, bool prepares) {
                       "-a/--pre_gen_pte/--pte");
 }
 
-}  // namespace genai::orchestrator
+}  // namespace genai::eval

@@ -13,7 +13,7 @@
 
 #include "options/option_values.h"
 
-namespace genai::orchestrator {
+namespace genai::eval {
 
 struct EvalTask {
   std::string name;  // the built-in name, or the file as given
@@ -41,4 +41,4 @@ EvalRequest eval_request_from_options(const options::OptionValues& values);
 // and sqnr_eval needs the float model (model_preparation).
 void check_eval_plan(const EvalRequest& request, bool infers, bool prepares);
 
-}  // namespace genai::orchestrator
+}  // namespace genai::eval

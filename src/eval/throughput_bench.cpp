@@ -1,4 +1,4 @@
-#include "llm/throughput_bench.h"
+#include "eval/throughput_bench.h"
 
 #include <chrono>
 #include <cmath>

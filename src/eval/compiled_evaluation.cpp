@@ -1,4 +1,4 @@
-#include "orchestrator/compiled_evaluation.h"
+#include "eval/compiled_evaluation.h"
 
 #include <random>
 #include <system_error>
@@ -15,7 +15,7 @@
 #include "target/qnn_spec_builder.h"
 #include "target/soc.h"
 
-namespace genai::orchestrator {
+namespace genai::eval {
 namespace {
 
 // Any SoC our HTP backend lowers for: the program runs on the host either way, and the
@@ -70,4 +70,4 @@ WindowLogits CompiledWindows::window_logits() {
   };
 }
 
-}  // namespace genai::orchestrator
+}  // namespace genai::eval

@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace genai::orchestrator {
+namespace genai::eval {
 
 inline std::string figure_text(const nlohmann::json& v, const char* unit = "") {
   return v.is_number() ? fmt::format("{:.3f}{}", v.get<double>(), unit) : std::string("n/a");
 }
 
-}  // namespace genai::orchestrator
+}  // namespace genai::eval

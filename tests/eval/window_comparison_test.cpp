@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "llm/window_comparison.h"
+#include "eval/window_comparison.h"
 
 namespace genai {
 namespace {

@@ -1,4 +1,4 @@
-#include "llm/quant_evaluation.h"
+#include "eval/quant_evaluation.h"
 
 #include <algorithm>
 #include <chrono>

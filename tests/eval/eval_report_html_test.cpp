@@ -1,5 +1,5 @@
 // The quantization evaluation page: self-contained, escaped, well formed, deterministic.
-#include "llm/eval_report_html.h"
+#include "eval/eval_report_html.h"
 
 #include <unistd.h>
 

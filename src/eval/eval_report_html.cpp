@@ -1,4 +1,4 @@
-#include "llm/eval_report_html.h"
+#include "eval/eval_report_html.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "llm/quant_evaluation.h"
+#include "eval/quant_evaluation.h"
 #include "pipeline/graph_bundle.h"
 
 namespace genai {
@@ -17,7 +17,7 @@ struct Model;
 class DecoderScheduler;
 }  // namespace genai
 
-namespace genai::orchestrator {
+namespace genai::eval {
 
 // The graph shape the program needs for windows of `window` tokens: prefill_forward of AR =
 // window over a context of window + 1 (one prefill call per window, from position 0).
@@ -44,4 +44,4 @@ class CompiledWindows {
   std::unique_ptr<DecoderScheduler> session_;
 };
 
-}  // namespace genai::orchestrator
+}  // namespace genai::eval
