@@ -67,7 +67,7 @@ std::optional<std::string> requested_recipe(const options::OptionValues& v) {
 // The quantization eval asks for: the recipe, its calibration, and the graph shape the quantized
 // side runs (a compiled program's when --eval_on program).
 quant::QuantizeOptions quantize_options(const options::OptionValues& v, const std::optional<std::string>& recipe,
-                                        QuantizationSettings& settings) {
+                                        EvalQuantizationSettings& settings) {
   const int64_t max_context_len = v.get_int("max_context_len");
   quant::QuantizeOptions qo;
   qo.mode = graph::ModelMode::kKv;
@@ -161,7 +161,7 @@ RecipeEvaluation evaluate_recipe(const options::OptionValues& v) {
   e.per_layer = v.get_flag("per_layer");
 
   // The pipeline's model_preparation and quantization stages, with eval's own settings.
-  auto settings = std::make_shared<QuantizationSettings>();
+  auto settings = std::make_shared<EvalQuantizationSettings>();
   settings->eval = eo;
   settings->write_qdq = !text_option(v, "artifact").empty();
   if (const std::string qdq = text_option(v, "qdq"); !qdq.empty()) {

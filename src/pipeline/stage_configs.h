@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "options/option_values.h"
 #include "options/quant_recipe_option.h"
 #include "pipeline/artifact_keys.h"
 #include "pipeline/graph_bundle.h"
+#include "pipeline/stage_settings.h"
 #include "pte/compile_spec.h"
 #include "target/backend_type.h"
 #include "target/soc.h"
@@ -33,7 +33,7 @@ using CalibrationData = std::vector<std::vector<int32_t>>;
 struct ModelPreparationInputConfig {
   std::string model_name;  // checkpoint path or model name
   std::string soc_model;
-  options::OptionValues extra_options;
+  PreparationSettings settings;  // what the stage reads of the options
   // False when no quantization follows (skipped, fp16, GPU): calibration text is not prepared.
   bool need_calibration_data = true;
 };
@@ -55,7 +55,7 @@ struct QuantizationInputConfig {
   std::shared_ptr<const Model> model;
   std::optional<CalibrationData> calibration_data;
   std::optional<options::QuantRecipeChoice> quant_recipe;  // nullopt = the model's own recipe
-  options::OptionValues extra_options;
+  QuantizationSettings settings;  // what the stage reads of the options
   // The stage needs a model and calibration data: ConfigValidationError listing what is missing.
   void check_ready() const;
 };
@@ -77,6 +77,7 @@ struct CompilationInputConfig {
   // Recorded in the artifact dir's manifest (tokenizer copied next to the programs).
   std::optional<std::filesystem::path> tokenizer_path;
   std::optional<std::filesystem::path> checkpoint_path;
+  CompilationSettings settings;  // what the stage reads of the options
   // Needs at least one graph; given compile specs must target this SoC and backend (read back
   // with target::options_from_specs). ConfigValidationError otherwise.
   void check_ready() const;
@@ -98,7 +99,7 @@ struct InferenceInputConfig {
   // Further prompts come from the strategy's prompt source as the run goes (--chat): `prompt`
   // may be empty.
   bool interactive = false;
-  options::OptionValues inference_options;
+  InferenceSettings settings;  // what the stage reads of the options
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.
   std::optional<std::string> chat_template;
