@@ -123,4 +123,48 @@ StageSettings resolve_stage_settings(const OptionValues& v) {
   return s;
 }
 
+RecipeEvalOptions recipe_eval_options(const OptionValues& v) {
+  const auto text = [&v](const char* name) { return v.get_optional_string(name).value_or(""); };
+  RecipeEvalOptions e;
+  e.checkpoint = text("checkpoint");
+  e.tokenizer_model = text("tokenizer_model");
+  e.artifact = text("artifact");
+  e.report = text("report");
+  e.qdq = text("qdq");
+  e.quant_recipe = text("quant_recipe");
+  e.quant_recipe_file = text("quant_recipe_file");
+  e.embedding_quantize = text("embedding_quantize");
+  e.use_fp16 = v.get_flag("use_fp16");
+  e.quant_overrides = list_or_empty(v, "quant_override");
+  e.seq_mse_candidates = v.get_int("seq_mse_candidates");
+  e.gptq = v.get_flag("gptq");
+  e.rotation = v.get_string("rotation");
+  e.eval_text = text("eval_text");
+  e.eval_methods = v.get_list("eval_methods");
+  e.max_context_len = v.get_int("max_context_len");
+  e.gen_tokens = v.get_int("gen_tokens");
+  e.eval_max_tokens = v.get_int("eval_max_tokens");
+  e.eval_on = v.get_string("eval_on");
+  e.per_layer = v.get_flag("per_layer");
+  e.calib_len = v.get_int("calib_len");
+  e.calib_max_windows = v.get_int("calib_max_windows");
+  e.calib_range = v.get_string("calib_range");
+  e.calib_samples = list_or_empty(v, "calib_samples");
+  return e;
+}
+
+OptionValues recipe_eval_stage_options(const RecipeEvalOptions& e) {
+  OptionValues values;
+  values.set("checkpoint", e.checkpoint);
+  if (!e.tokenizer_model.empty()) values.set("tokenizer_model", e.tokenizer_model);
+  if (!e.artifact.empty()) values.set("artifact", e.artifact);
+  if (!e.quant_recipe_file.empty()) values.set("quant_recipe_file", e.quant_recipe_file);
+  if (!e.embedding_quantize.empty()) values.set("embedding_quantize", e.embedding_quantize);
+  values.set("rotation", e.rotation);
+  if (!e.quant_overrides.empty()) values.set("quant_override", e.quant_overrides);
+  values.set("seq_mse_candidates", e.seq_mse_candidates);
+  values.set("gptq", e.gptq);
+  return values;
+}
+
 }  // namespace genai::orchestrator

@@ -82,7 +82,6 @@ TEST(Layering, NoStageReadsAnOptionByKey) {
       "src/orchestrator/stage_settings.cpp",        // the resolver
       "src/orchestrator/context_from_options.cpp",  // the front door: the run's checks, its context
       "src/orchestrator/stage_plan.cpp",            // which stages the options skip
-      "src/orchestrator/recipe_evaluation.cpp",     // `genai eval`'s front door (its own scope)
       "src/backends/execution_options.cpp",         // process-wide switches the CLI applies
   };
   const auto layers = layer_order();

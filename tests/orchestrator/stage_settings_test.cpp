@@ -60,7 +60,7 @@ TEST(StageSettings, ConfigFileAndCommandLineResolveToEachStagesFields) {
   CLI::App app;
   options::add_options_to(app, v, options::kPipelineScope);
   v.load_config_json({{"max_seq_len", 128}, {"model_mode", "lookahead"}, {"ngram", 3}, {"calib_len", 32},
-                      {"quant_override", {"kv_forward.*=16a8w"}}},
+                      {"quant_override", nlohmann::json::array({"kv_forward.*=16a8w"})}},
                      "test config");
   const std::vector<std::string> args = {
       "--checkpoint", "m.gguf", "--soc_model", "SM8650", "--max_context_len", "256", "--seed", "7",
