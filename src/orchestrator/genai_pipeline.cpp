@@ -162,7 +162,6 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.model = result.preparation.model;  // runs when there are no programs
     in.prompt = context.prompt();
     in.settings = settings.inference;
-    in.interactive = in.settings.interactive;
     in.chat_template = result.preparation.chat_template;
     in.quantized_graphs = result.quantization.bundles;
     StageRecord& r = record();

@@ -227,13 +227,13 @@ class Inference final : public InferenceStrategy {
       sink = [&bar](std::string_view) { bar->advance(); };
     }
     GenerationResult result =
-        in.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
+        in.settings.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
     if (given) given->add_stats(*g.media, media_ms, result.stats);
     if (bar) bar->finish();
-    if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
+    if (on_text_ && !in.settings.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
     result.stats.load_ms = load_ms;
     if (on_generation_) on_generation_(result);
 

@@ -1,7 +1,8 @@
 // Typed input/output of each stage (upstream's eight config dataclasses, with native types):
 // prepare -> Model + tokenizer + calibration text; quantize -> {graph_name: GraphBundle};
 // compile -> {artifact_key: path}; run -> texts + metrics. An output left default-constructed
-// means "the stage did not run" (ran() == false).
+// means "the stage did not run" (ran() == false). Each input config carries its stage's typed
+// settings (stage_settings.h), never the option set: no stage reads an option by key.
 #pragma once
 
 #include <cstdint>
@@ -96,10 +97,9 @@ struct InferenceInputConfig {
   // The prepared float model, run directly when there are no programs (`genai run --checkpoint`).
   std::shared_ptr<const Model> model;
   std::vector<std::string> prompt;
-  // Further prompts come from the strategy's prompt source as the run goes (--chat): `prompt`
-  // may be empty.
-  bool interactive = false;
-  InferenceSettings settings;  // what the stage reads of the options
+  // What the stage reads of the options. With settings.interactive (--chat) further prompts come
+  // from the strategy's prompt source as the run goes: `prompt` may be empty.
+  InferenceSettings settings;
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.
   std::optional<std::string> chat_template;

@@ -109,7 +109,7 @@ struct InferenceSettings {
   GraphShapeSettings graphs;
   std::optional<std::string> lone_program;  // --pte FILE
   std::optional<std::string> pre_gen_pte;   // --pre_gen_pte DIR
-  bool interactive = false;                 // --chat
+  bool interactive = false;                 // --chat: prompts from the strategy's prompt source
   std::optional<std::string> tokenizer_file;
   std::optional<std::string> decoder_model;  // its chat format, when nothing else names one
   // --use_attention_sink SINK,EVICTION as given (the manifest's applies otherwise).
