@@ -245,7 +245,7 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   builtin.on_generation = [&generated](const GenerationResult& r) { generated = r; };
   if (a.chat) builtin.next_prompt = stdin_prompts();
   orchestrator::register_builtin_strategies(registry, builtin);
-  const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
+  const pipeline::EngineProxy proxy({}, plan.backend);
   const orchestrator::PipelineResult result =
       orchestrator::GenAIPipeline::from_proxy(proxy, registry, plan.skip).invoke(plan.context);
   if (!generated) throw_failure("genai run: the inference stage produced no result");

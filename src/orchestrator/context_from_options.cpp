@@ -152,7 +152,7 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   b.prompt_optional(!infers || interactive);
   b.with_artifact_dir(values.get_string("artifact"));
   b.with_extra_options(values);
-  return PipelineRun{std::move(skip), b.build()};
+  return PipelineRun{std::move(skip), b.build(), target::resolve_backend_type(values.get_string("backend"))};
 }
 
 nlohmann::json recorded_options(const OptionValues& values) {
