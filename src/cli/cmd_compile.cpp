@@ -43,7 +43,7 @@ int compile_action(const options::OptionValues& given) {
 
   orchestrator::StrategyRegistry registry;
   orchestrator::register_builtin_strategies(registry);
-  const target::BackendType backend = target::resolve_backend_type(o.get_string("backend"));
+  const target::BackendType backend = run.backend;
   const auto pipe = orchestrator::GenAIPipeline::from_proxy(pipeline::EngineProxy({}, backend), registry, run.skip);
   const orchestrator::PipelineResult result = pipe.invoke(run.context);
 
@@ -72,7 +72,7 @@ int compile_action(const options::OptionValues& given) {
   }
   std::printf("%s", options::summary_text(summary).c_str());
   std::printf("program: %s, %s on %s\n", program_kind.c_str(), target::backend_type_name(backend).c_str(),
-              std::string(target::resolve_soc(o.get_string("soc_model")).name).c_str());
+              std::string(target::resolve_soc(run.context.soc_model()).name).c_str());
   for (const auto& [key, path] : result.artifacts) {
     const std::string key_name(pipeline::artifact_key_name(key));
     std::printf("%s: %s\n", key_name.c_str(), path.string().c_str());

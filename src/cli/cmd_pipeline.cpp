@@ -51,7 +51,7 @@ int pipeline_action(const options::OptionValues& values) {
     };
   }
   orchestrator::register_builtin_strategies(registry, builtin);
-  const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
+  const pipeline::EngineProxy proxy({}, run.backend);
   const auto pipe = orchestrator::GenAIPipeline::from_proxy(proxy, registry, skip);
 
   orchestrator::PipelineResult result;

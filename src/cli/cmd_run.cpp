@@ -29,6 +29,7 @@
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
+#include "orchestrator/stage_settings.h"
 #include "pipeline/engine_proxy.h"
 #include "pipeline/stage_names.h"
 #include "runtime/load_verification.h"
@@ -89,19 +90,22 @@ struct RunArgs {
       throw_input_error("--chat streams each answer to the terminal; --json prints one result: give one of them");
     if (a.chat && v.has_value("device")) throw_input_error("--chat runs on this machine; --device runs one prompt list on a phone");
     if (!v.has_value("prompt") && !a.chat) throw_input_error("genai run needs --prompt (or --chat: prompts from stdin)");
+    // What the inference stage reads, as its settings (orchestrator/stage_settings.h): the same
+    // values the device's run is given.
+    const pipeline::InferenceSettings s = orchestrator::resolve_stage_settings(v).inference;
+    const pipeline::GraphShapeSettings& g = s.graphs;
     a.checkpoint = v.get_optional_string("checkpoint").value_or("");
-    a.tokenizer_path = options::tokenizer_file_option(v).value_or("");
+    a.tokenizer_path = s.tokenizer_file.value_or("");
     if (v.has_value("prompt")) a.prompts = v.get_list("prompt");
-    a.system_prompt = v.get_string("system_prompt");
+    a.system_prompt = s.system_prompt;
     // Without --max_new_tokens a turn may generate up to --max_seq_len tokens (upstream's seq_len
     // bound); the context length stops it earlier when full.
-    a.max_new_tokens = v.get_optional_int("max_new_tokens").value_or(v.get_int("max_seq_len"));
-    a.budget_given = v.was_set("max_new_tokens") || v.was_set("max_seq_len");
-    if (v.was_set("model_mode") && !v.was_set("max_seq_len"))
-      a.max_new_tokens = std::min(a.max_new_tokens, options::effective_max_context_len(v));
-    a.temperature = static_cast<float>(v.get_float("temperature"));
-    a.top_p = static_cast<float>(v.get_float("top_p"));
-    a.seed_given = v.get_optional_int("seed");
+    a.max_new_tokens = s.max_new_tokens.value_or(g.max_seq_len.value);
+    a.budget_given = s.max_new_tokens.has_value() || g.max_seq_len.given;
+    if (g.model_mode.given && !g.max_seq_len.given) a.max_new_tokens = std::min(a.max_new_tokens, g.effective_max_context_len());
+    a.temperature = static_cast<float>(s.temperature);
+    a.top_p = static_cast<float>(s.top_p);
+    a.seed_given = s.seed;
     a.seed = static_cast<uint64_t>(a.seed_given.value_or(0));
     a.threads = static_cast<int>(v.get_int("threads"));
     backends::apply_execution_options(v);
@@ -241,7 +245,7 @@ int run(const RunArgs& a, const options::OptionValues& given) {
   builtin.on_generation = [&generated](const GenerationResult& r) { generated = r; };
   if (a.chat) builtin.next_prompt = stdin_prompts();
   orchestrator::register_builtin_strategies(registry, builtin);
-  const pipeline::EngineProxy proxy({}, target::resolve_backend_type(values.get_string("backend")));
+  const pipeline::EngineProxy proxy({}, plan.backend);
   const orchestrator::PipelineResult result =
       orchestrator::GenAIPipeline::from_proxy(proxy, registry, plan.skip).invoke(plan.context);
   if (!generated) throw_failure("genai run: the inference stage produced no result");

@@ -36,23 +36,20 @@ const std::vector<std::pair<std::string, std::filesystem::path>>& builtin_eval_t
   return tasks;
 }
 
-EvalRequest eval_request_from_options(const options::OptionValues& v) {
+EvalRequest eval_request(const pipeline::EvalRequestSettings& s) {
   EvalRequest r;
-  if (v.has_value("eval_methods")) {
-    const auto& methods = v.get_list("eval_methods");
-    r.tasks_eval = std::find(methods.begin(), methods.end(), "tasks_eval") != methods.end();
-    r.sqnr_eval = std::find(methods.begin(), methods.end(), "sqnr_eval") != methods.end();
-  }
-  const bool tasks_given = v.was_set("eval_tasks"), limit_given = v.was_set("eval_limit");
+  const auto& methods = s.methods;
+  r.tasks_eval = std::find(methods.begin(), methods.end(), "tasks_eval") != methods.end();
+  r.sqnr_eval = std::find(methods.begin(), methods.end(), "sqnr_eval") != methods.end();
+  const bool tasks_given = s.tasks_given, limit_given = s.limit.given;
   if (!r.tasks_eval && (tasks_given || limit_given))
     throw_input_error("--{} applies to --eval_methods tasks_eval, which this run does not ask for (add it to "
                       "--eval_methods)",
                       tasks_given ? "eval_tasks" : "eval_limit");
   if (!r.tasks_eval) return r;
-  r.limit = v.get_int("eval_limit");
+  r.limit = s.limit.value;
   if (r.limit < 1) throw_input_error("--eval_limit must be >= 1 (windows per task), got {}", r.limit);
-  const std::vector<std::string> names =
-      v.has_value("eval_tasks") ? v.get_list("eval_tasks") : std::vector<std::string>{builtin_eval_tasks().front().first};
+  const std::vector<std::string> names = s.tasks ? *s.tasks : std::vector<std::string>{builtin_eval_tasks().front().first};
   if (names.empty()) throw_input_error("--eval_tasks: no task given (valid names: {}, or text files)", builtin_names());
   for (const auto& n : names) r.tasks.push_back(resolve_task(n));
   return r;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "options/option_values.h"
+#include "pipeline/stage_settings.h"
 
 namespace genai::eval {
 
@@ -35,7 +35,9 @@ const std::vector<std::pair<std::string, std::filesystem::path>>& builtin_eval_t
 // InputError naming the option: --eval_limit below 1, a task that is neither a built-in name nor
 // an existing file (valid names listed), a built-in text that is not installed, --eval_tasks or
 // --eval_limit without --eval_methods tasks_eval.
-EvalRequest eval_request_from_options(const options::OptionValues& values);
+// From the inference settings' --eval_methods, --eval_tasks, --eval_limit
+// (orchestrator/stage_settings.h resolves them from the options).
+EvalRequest eval_request(const pipeline::EvalRequestSettings& settings);
 
 // The same checks against the stages the run has: the evaluations run in the inference stage,
 // and sqnr_eval needs the float model (model_preparation).

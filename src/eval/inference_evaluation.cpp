@@ -18,7 +18,6 @@
 #include "llm/compiled_session.h"
 #include "llm/graph_decoder.h"
 #include "model/model.h"
-#include "options/validate.h"
 #include "quant/encoding_set.h"
 #include "quant/qdq_executor.h"
 #include "runtime/artifact_dir.h"
@@ -118,7 +117,7 @@ std::shared_ptr<const Tokenizer> eval_tokenizer(const InferenceInputConfig& in) 
   if (in.tokenizer) return in.tokenizer;
   if (in.model && in.model->tokenizer) return in.model->tokenizer;
   std::optional<std::filesystem::path> path = in.runtime_tokenizer_path;
-  if (auto file = options::tokenizer_file_option(in.inference_options)) path = *file;
+  if (const auto& file = in.settings.tokenizer_file) path = *file;
   if (!path && in.artifact_paths.contains(ArtifactKey::kTextDecoder))
     path = runtime::open_artifact_dir(program_dir(in)).tokenizer_path;
   if (!path) throw_input_error("--eval_methods: the run has no tokenizer; pass --tokenizer_model or --tokenizer_bin");

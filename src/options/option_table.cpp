@@ -124,7 +124,7 @@ void add_eval_options(std::vector<OptionSpec>& t) {
       "The embedding table at 'bits,group' (bits 4 or 8; group 0: per row), e.g. 4,32");
   own("calib_samples", std::nullopt,
       "Calibration text: JSON lists of strings or plain text files (default: sampled from the model)");
-  // The calibration windows, which the pipeline's quantization reads too (option_readers.h).
+  // The calibration windows, which the pipeline's quantization reads too (pipeline::CalibrationSettings).
   t.push_back(ours(note(opt("calib_len", T::kInt, int64_t{128}, "Tokens per calibration window", P | C | E),
                         "calibration window length (at most the context length)")));
   t.push_back(ours(note(opt("calib_max_windows", T::kInt, int64_t{2}, "Most calibration windows", P | C | E),

@@ -51,20 +51,22 @@ QuantRecipeChoice parse_quant_recipe(std::string_view spelling) {
 }
 
 std::optional<QuantRecipeChoice> resolve_quant_recipe(const OptionValues& values) {
-  const auto block = values.get_optional_int("quant_block_size");
-  if (!values.has_value("quant_recipe")) {
+  return resolve_quant_recipe(values.get_optional_string("quant_recipe"), values.get_optional_int("quant_block_size"));
+}
+
+std::optional<QuantRecipeChoice> resolve_quant_recipe(const std::optional<std::string>& recipe,
+                                                      std::optional<int64_t> block) {
+  if (!recipe) {
     if (block) throw_input_error("--quant_block_size {} needs --quant_recipe 16a4w_block", *block);
     return std::nullopt;
   }
-  QuantRecipeChoice choice = parse_quant_recipe(values.get_string("quant_recipe"));
+  QuantRecipeChoice choice = parse_quant_recipe(*recipe);
   if (block) {
     if (choice.scheme != QuantScheme::k16a4wBlock) {
-      throw_input_error("--quant_block_size {} only applies to --quant_recipe 16a4w_block, not {}", *block,
-                        values.get_string("quant_recipe"));
+      throw_input_error("--quant_block_size {} only applies to --quant_recipe 16a4w_block, not {}", *block, *recipe);
     }
     if (choice.block_size && *choice.block_size != *block) {
-      throw_input_error("--quant_recipe {} and --quant_block_size {} disagree on the block size",
-                        values.get_string("quant_recipe"), *block);
+      throw_input_error("--quant_recipe {} and --quant_block_size {} disagree on the block size", *recipe, *block);
     }
     choice.block_size = static_cast<int>(*block);
   }

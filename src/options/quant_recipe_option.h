@@ -2,6 +2,7 @@
 // block size G also settable through --quant_block_size (16, 32, 64).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,5 +29,8 @@ QuantRecipeChoice parse_quant_recipe(std::string_view spelling);
 // --quant_recipe combined with --quant_block_size (conflicts are InputErrors); nullopt when no
 // recipe was chosen (the model's own recipe applies).
 std::optional<QuantRecipeChoice> resolve_quant_recipe(const OptionValues& values);
+// The same from the two values as given (nullopt: not given).
+std::optional<QuantRecipeChoice> resolve_quant_recipe(const std::optional<std::string>& recipe,
+                                                      std::optional<int64_t> block_size);
 
 }  // namespace genai::options

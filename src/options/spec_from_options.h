@@ -8,10 +8,30 @@
 // confirm it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include "options/option_values.h"
 #include "target/qnn_spec_builder.h"
 
 namespace genai::options {
+
+// The options the spec builder reads, as values (pipeline::CompilationSettings carries them).
+struct SpecOptions {
+  std::optional<std::string> soc_model;
+  std::string backend = "htp";
+  bool enable_x86_64 = false;
+  bool use_fp16 = false;
+  bool online_prepare = false;
+  bool dump_intermediate_outputs = false;
+  int64_t profile_level = 0;
+  int64_t htp_performance_mode = 2;
+};
+
+SpecOptions spec_options(const OptionValues& values);
+// The builder those values configure; the same checks as spec_builder_from_options.
+target::QnnSpecBuilder spec_builder(const SpecOptions& options, int num_sharding = 1);
 
 // Needs --soc_model (InputError listing the SoCs otherwise). num_sharding > 1 sets
 // use_multi_contexts.

@@ -26,8 +26,14 @@ int64_t effective_max_context_len(const OptionValues& values) {
 }
 
 std::string effective_lowering(const OptionValues& values, bool quantized_program) {
-  if (auto l = values.get_optional_string("lowering")) return *l;
-  const bool device = values.get_string("backend") == "htp" && !values.get_flag("enable_x86_64");
+  return effective_lowering(values.get_optional_string("lowering"), values.get_string("backend"),
+                            values.get_flag("enable_x86_64"), quantized_program);
+}
+
+std::string effective_lowering(const std::optional<std::string>& lowering, const std::string& backend, bool x86_64,
+                               bool quantized_program) {
+  if (lowering) return *lowering;
+  const bool device = backend == "htp" && !x86_64;
   return device && quantized_program ? "qnn" : "genai";
 }
 
@@ -53,6 +59,12 @@ std::optional<std::pair<int64_t, int64_t>> attention_sink_values(const OptionVal
   if (!text) return std::nullopt;
   const size_t comma = text->find(',');
   return std::pair<int64_t, int64_t>{std::stoll(text->substr(0, comma)), std::stoll(text->substr(comma + 1))};
+}
+
+std::optional<std::pair<int64_t, int64_t>> attention_sink_from_text(const std::string& text, OptionScope scope) {
+  OptionValues values(scope);
+  values.set_from_text("use_attention_sink", {text}, OptionSource::kConfigFile);
+  return attention_sink_values(values);
 }
 
 void validate(const OptionValues& v) {

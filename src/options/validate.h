@@ -26,6 +26,9 @@ int64_t effective_max_context_len(const OptionValues& values);
 std::string effective_lowering(const OptionValues& values, bool quantized_program);
 // The same before compilation knows the graphs: quantized unless --use_fp16 or --quant_recipe fp16.
 std::string effective_lowering(const OptionValues& values);
+// The same from the values it reads: --lowering, --backend, --enable_x86_64.
+std::string effective_lowering(const std::optional<std::string>& lowering, const std::string& backend, bool x86_64,
+                               bool quantized_program);
 
 // The tokenizer file the options name: --tokenizer, --tokenizer_model or --tokenizer_bin (at most
 // one: validate() rejects more), or nullopt.
@@ -33,6 +36,9 @@ std::optional<std::string> tokenizer_file_option(const OptionValues& values);
 
 // --use_attention_sink SINK,EVICTION as numbers (the option table checked the form), or nullopt.
 std::optional<std::pair<int64_t, int64_t>> attention_sink_values(const OptionValues& values);
+// A --use_attention_sink text read from elsewhere (a manifest's "options"), through the option
+// table's checks as a config file value of `scope` would be (InputError naming the option).
+std::optional<std::pair<int64_t, int64_t>> attention_sink_from_text(const std::string& text, OptionScope scope);
 
 // Decode-graph AR length of lookahead decoding: next_pow2((window + gcap) * (ngram - 1)).
 int64_t lookahead_ar_len(int64_t window, int64_t gcap, int64_t ngram);

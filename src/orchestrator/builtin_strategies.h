@@ -26,7 +26,7 @@ using GenerationObserver = std::function<void(const GenerationResult&)>;
 // The next prompt of an interactive conversation (--chat), nullopt at the end of input.
 using PromptSource = std::function<std::optional<std::string>()>;
 
-struct QuantizationSettings;  // quantization_settings.h
+struct EvalQuantizationSettings;  // quantization_settings.h
 
 struct BuiltinStrategyOptions {
   // Receives the generated text as it is produced (the CLI streams it to stdout); empty: quiet.
@@ -35,13 +35,13 @@ struct BuiltinStrategyOptions {
   // Where --chat reads its turns (the CLI: stdin); empty: --chat is refused.
   PromptSource next_prompt;
   // `genai eval`'s settings for model_preparation (calibration) and quantization; null: the options'.
-  std::shared_ptr<const QuantizationSettings> quantization;
+  std::shared_ptr<const EvalQuantizationSettings> quantization;
 };
 
 std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(
-    std::shared_ptr<const QuantizationSettings> settings = nullptr);
+    std::shared_ptr<const EvalQuantizationSettings> settings = nullptr);
 std::unique_ptr<QuantizationStrategy> make_quantization_strategy(
-    std::shared_ptr<const QuantizationSettings> settings = nullptr);
+    std::shared_ptr<const EvalQuantizationSettings> settings = nullptr);
 std::unique_ptr<CompilationStrategy> make_compilation_strategy();
 std::unique_ptr<InferenceStrategy> make_inference_strategy(TextSink on_text = {}, GenerationObserver on_generation = {},
                                                            PromptSource next_prompt = {});

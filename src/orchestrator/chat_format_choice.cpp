@@ -18,11 +18,11 @@ ChatFormat chat_format_from_name(const std::string& name) {
 }  // namespace
 
 ChatFormatChoice choose_chat_format(const std::optional<std::string>& prepared, const Tokenizer& tokenizer,
-                                    const options::OptionValues& options) {
+                                    const std::optional<std::string>& decoder_model) {
   if (prepared) return {chat_format_from_name(*prepared), "model_preparation"};
   if (!tokenizer.chat_template().empty()) return {detect_chat_format(tokenizer.chat_template()), "tokenizer template"};
-  if (const auto name = options.get_optional_string("decoder_model")) {
-    if (const DecoderModelSpec* spec = find_decoder_model(*name)) return {spec->chat_format, "--decoder_model"};
+  if (decoder_model) {
+    if (const DecoderModelSpec* spec = find_decoder_model(*decoder_model)) return {spec->chat_format, "--decoder_model"};
   }
   return {};
 }

@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 
-#include "options/option_values.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -19,9 +18,9 @@ struct ChatFormatChoice {
   std::string from = "none";  // "model_preparation", "tokenizer template", "--decoder_model", "none"
 };
 
-// `prepared`: model_preparation's chat format name (nullopt when it did not run). Failure for a
-// name that is not a chat format.
+// `prepared`: model_preparation's chat format name (nullopt when it did not run); `decoder_model`:
+// --decoder_model (nullopt when not given). Failure for a name that is not a chat format.
 ChatFormatChoice choose_chat_format(const std::optional<std::string>& prepared, const Tokenizer& tokenizer,
-                                    const options::OptionValues& options);
+                                    const std::optional<std::string>& decoder_model);
 
 }  // namespace genai::orchestrator

@@ -14,7 +14,6 @@
 #include "options/spec_from_options.h"
 #include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
-#include "orchestrator/context_from_options.h"
 #include "orchestrator/option_readers.h"
 #include "pipeline/exceptions.h"
 #include "target/soc.h"
@@ -26,31 +25,33 @@ using namespace genai::pipeline;
 
 class Compilation final : public CompilationStrategy {
  public:
-  CompilationOutputConfig invoke(const PipelineContext& context, const CompilationInputConfig& in,
+  CompilationOutputConfig invoke(const PipelineContext&, const CompilationInputConfig& in,
                                  StageNotes& notes) override {
-    options::OptionValues o = context.extra_options();
     CompilationInputConfig input = in;
+    CompilationSettings& o = input.settings;
     const bool float_program = input.graphs.empty();
     compile::DecoderMetadataOptions mo;
-    mo.max_seq_len = o.get_int("max_seq_len");
+    mo.max_seq_len = o.graphs.max_seq_len.value;
     if (float_program) {
       if (!input.model)
         throw ConfigValidationError(fmt::format("[{}] missing required inputs: graphs (quantization output) or the "
                                                 "prepared model (model_preparation output)",
                                                 kStageCompilation));
-      graph::DecoderGraphOptions go = decoder_graph_options(o);
+      graph::DecoderGraphOptions go = decoder_graph_options(o.graphs);
       // Image or audio features replace token embeddings.
       go.separate_embedding = modality::takes_media(*input.model);
       input.graphs = compile::float_bundles(input.model, go, mo.max_seq_len);
       for (const modality::Modality* m : modality::modalities_of(*input.model))
         input.graphs.emplace(m->program().graph, m->float_bundle(*input.model));
       // A float program on HTP is an fp16 program; its compile spec says so.
-      if (input.backend_type == target::BackendType::kHtpBackend && !o.get_flag("use_fp16"))
-        o.set("use_fp16", true, options::OptionSource::kCommandLine);
+      if (input.backend_type == target::BackendType::kHtpBackend && !o.use_fp16) {
+        o.use_fp16 = o.spec.use_fp16 = true;
+        o.recorded_options["use_fp16"] = true;  // the manifest records the program's precision
+      }
     } else if (input.model) {
       input.graphs = compile::with_decoder_metadata(input.model->config, input.graphs, mo);
     }
-    if (!input.compile_specs) input.compile_specs = options::spec_builder_from_options(o).build();
+    if (!input.compile_specs) input.compile_specs = options::spec_builder(o.spec).build();
     input.check_ready();
 
     compile::CompileRequest req;
@@ -59,10 +60,10 @@ class Compilation final : public CompilationStrategy {
     req.graphs = input.graphs;
     req.compile_specs = *input.compile_specs;
     // fp16 precision is an HTP compile spec; a GPU program is float by itself.
-    req.use_fp16 = o.get_flag("use_fp16") && input.backend_type == target::BackendType::kHtpBackend;
-    req.shared_buffer = o.get_flag("shared_buffer") && !o.get_flag("enable_x86_64");
-    req.kv_fusion = o.get_flag("backend_fuse_kv") ? compile::KvFusion::kAll : compile::KvFusion::kEightBit;
-    req.lowering = options::effective_lowering(o, !req.use_fp16 && !float_program);
+    req.use_fp16 = o.use_fp16 && input.backend_type == target::BackendType::kHtpBackend;
+    req.shared_buffer = o.shared_buffer && !o.enable_x86_64;
+    req.kv_fusion = o.backend_fuse_kv ? compile::KvFusion::kAll : compile::KvFusion::kEightBit;
+    req.lowering = options::effective_lowering(o.lowering, o.backend, o.enable_x86_64, !req.use_fp16 && !float_program);
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;
@@ -71,7 +72,7 @@ class Compilation final : public CompilationStrategy {
       for (const modality::Modality* m : modality::modalities_of(*input.model))
         if (input.graphs.contains(m->program().graph))
           req.processor_paths.emplace(m->program().key, m->processor_config(*input.model));
-    req.options = recorded_options(o);
+    req.options = o.recorded_options;
     if (input.model)
       for (const auto& [name, t] : input.model->weights.all()) req.params += static_cast<uint64_t>(t.numel());
     const compile::CompileResult r = compile::compile_artifacts(req);

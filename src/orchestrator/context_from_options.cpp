@@ -12,6 +12,7 @@
 #include "options/spec_from_options.h"
 #include "options/validate.h"
 #include "orchestrator/option_readers.h"
+#include "orchestrator/stage_settings.h"
 #include "pipeline/exceptions.h"
 #include "pipeline/stage_names.h"
 #include "runtime/artifact_dir.h"
@@ -144,14 +145,14 @@ PipelineRun pipeline_run_from_options(const OptionValues& given, const SkipPlan&
   if (compiles) check_compile_target(values);
   // --eval_methods tasks_eval / sqnr_eval: their options and the stages they need, before any
   // stage loads anything.
-  eval::check_eval_plan(eval::eval_request_from_options(values), infers, prepares);
+  eval::check_eval_plan(eval::eval_request(eval_request_settings(values)), infers, prepares);
 
   b.with_model(model.value_or(""));
   b.with_soc(values.get_optional_string("soc_model").value_or(""));
   b.prompt_optional(!infers || interactive);
   b.with_artifact_dir(values.get_string("artifact"));
   b.with_extra_options(values);
-  return PipelineRun{std::move(skip), b.build()};
+  return PipelineRun{std::move(skip), b.build(), target::resolve_backend_type(values.get_string("backend"))};
 }
 
 nlohmann::json recorded_options(const OptionValues& values) {

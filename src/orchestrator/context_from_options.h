@@ -10,12 +10,14 @@
 #include "options/option_values.h"
 #include "orchestrator/stage_plan.h"
 #include "pipeline/pipeline_context.h"
+#include "target/backend_type.h"
 
 namespace genai::orchestrator {
 
 struct PipelineRun {
   SkipPlan skip;  // the options' own skips (stage_plan.h) plus the command's
   pipeline::PipelineContext context;
+  target::BackendType backend = target::BackendType::kHtpBackend;  // --backend: the EngineProxy's
 };
 
 // `command_skips`: the stages the command itself never runs, with the reason shown in the

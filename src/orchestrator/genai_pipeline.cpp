@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "options/quant_recipe_option.h"
 #include "orchestrator/prebuilt_artifacts.h"
+#include "orchestrator/stage_settings.h"
 #include "pipeline/exceptions.h"
 #include "runtime/lone_program.h"
 #include "target/soc.h"
@@ -95,7 +96,8 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
   // A run without a target (inference on the prepared float model) has no SoC.
   const target::Chipset soc =
       context.soc_model().empty() ? target::Chipset::UNKNOWN_SM : target::resolve_soc_model(context.soc_model());
-  const options::OptionValues& options = context.extra_options();
+  // The options become each stage's typed settings here, once (stage_settings.h).
+  const StageSettings settings = resolve_stage_settings(context.extra_options());
   if (context.soc_model().empty())
     log::info("pipeline started for model '{}' (no target: the float model)", context.model_name());
   else
@@ -110,7 +112,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     ModelPreparationInputConfig in;
     in.model_name = context.model_name();
     in.soc_model = context.soc_model();
-    in.extra_options = options;
+    in.settings = settings.preparation;
     in.need_calibration_data = quantization_ != nullptr;
     result.preparation = preparation_->invoke(context, in, &record());
   } else {
@@ -124,9 +126,11 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.backend_type = proxy_.backend_type();
     in.model = result.preparation.model;
     in.calibration_data = result.preparation.calibration_data;
-    in.extra_options = options;
+    in.settings = settings.quantization;
     StageRecord& r = record();
-    as_part_of(kStageQuantization, r, [&] { in.quant_recipe = options::resolve_quant_recipe(options); });
+    as_part_of(kStageQuantization, r, [&] {
+      in.quant_recipe = options::resolve_quant_recipe(in.settings.quant_recipe, in.settings.quant_block_size);
+    });
     result.quantization = quantization_->invoke(context, in, &r);
   } else {
     result.stages.push_back(skipped_record(kStageQuantization, skip_reasons_));
@@ -142,6 +146,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.model = result.preparation.model;
     in.tokenizer_path = result.preparation.runtime_tokenizer_path;
     if (result.preparation.model) in.checkpoint_path = result.preparation.model->checkpoint_path;
+    in.settings = settings.compilation;
     result.compilation = compilation_->invoke(context, in, &record());
     result.artifacts = result.compilation.artifact_paths;
   } else {
@@ -156,17 +161,15 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.runtime_tokenizer_path = result.preparation.runtime_tokenizer_path;
     in.model = result.preparation.model;  // runs when there are no programs
     in.prompt = context.prompt();
-    in.interactive = options.get_flag("chat");
-    in.inference_options = options;
+    in.settings = settings.inference;
     in.chat_template = result.preparation.chat_template;
     in.quantized_graphs = result.quantization.bundles;
     StageRecord& r = record();
     in.artifact_paths = result.compilation.artifact_paths;
-    if (!compilation_ && options.has_value("pte")) {
-      as_part_of(kStageInference, r, [&] { in.artifact_paths = runtime::open_lone_program(options.get_string("pte")).artifacts; });
-    } else if (!compilation_ && options.has_value("pre_gen_pte")) {
-      as_part_of(kStageInference, r,
-                 [&] { in.artifact_paths = read_prebuilt_artifacts(options.get_string("pre_gen_pte")); });
+    if (!compilation_ && in.settings.lone_program) {
+      as_part_of(kStageInference, r, [&] { in.artifact_paths = runtime::open_lone_program(*in.settings.lone_program).artifacts; });
+    } else if (!compilation_ && in.settings.pre_gen_pte) {
+      as_part_of(kStageInference, r, [&] { in.artifact_paths = read_prebuilt_artifacts(*in.settings.pre_gen_pte); });
     }
     result.artifacts = in.artifact_paths;
     result.inference = inference_->invoke(context, in, &r);

@@ -15,9 +15,9 @@ using namespace genai::pipeline;
 // The evaluation's settings: the graphs the options describe, and the attention sink as given,
 // else as the programs were compiled with it (their manifest's options).
 eval::InferenceEvalSetup evaluation_setup(const InferenceInputConfig& in) {
-  const options::OptionValues& o = in.inference_options;
+  const InferenceSettings& o = in.settings;
   eval::InferenceEvalSetup setup;
-  setup.graphs = decoder_graph_options(o);
+  setup.graphs = decoder_graph_options(o.graphs);
   nlohmann::json compiled;
   if (in.artifact_paths.contains(ArtifactKey::kTextDecoder)) {
     const std::filesystem::path dir = in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path();
@@ -27,8 +27,8 @@ eval::InferenceEvalSetup evaluation_setup(const InferenceInputConfig& in) {
     }
   }
   setup.sink = attention_sink_setting(o, compiled);
-  setup.sink_window = o.get_int("max_seq_len");
-  if (!o.was_set("max_seq_len") && compiled.is_object() && compiled.contains("max_seq_len") &&
+  setup.sink_window = o.graphs.max_seq_len.value;
+  if (!o.graphs.max_seq_len.given && compiled.is_object() && compiled.contains("max_seq_len") &&
       compiled["max_seq_len"].is_number_integer())
     setup.sink_window = compiled["max_seq_len"].get<int64_t>();
   return setup;
@@ -40,7 +40,7 @@ class EvaluatedInference final : public InferenceStrategy {
 
   InferenceOutputConfig invoke(const PipelineContext& context, const InferenceInputConfig& in,
                                StageNotes& notes) override {
-    const eval::EvalRequest req = eval::eval_request_from_options(in.inference_options);
+    const eval::EvalRequest req = eval::eval_request(in.settings.eval);
     InferenceOutputConfig out = inner_->invoke(context, in, notes);
     if (!req.any()) return out;
     notes["eval"] = eval::evaluate_inference(in, req, evaluation_setup(in), out.eval_results);

@@ -28,7 +28,6 @@
 #include "modality/media_options.h"
 #include "modality/modality_registry.h"
 #include "model/model.h"
-#include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/chat_format_choice.h"
 #include "orchestrator/option_readers.h"
@@ -67,9 +66,8 @@ struct SessionSource {
 std::shared_ptr<const Tokenizer> run_tokenizer(const InferenceInputConfig& in, const runtime::ArtifactDir* dir,
                                                std::filesystem::path& path_out) {
   if (in.tokenizer) return in.tokenizer;
-  const options::OptionValues& o = in.inference_options;
   std::optional<std::filesystem::path> path = in.runtime_tokenizer_path;
-  if (auto file = options::tokenizer_file_option(o)) path = *file;
+  if (const auto& file = in.settings.tokenizer_file) path = *file;
   else if (!path && dir) path = dir->tokenizer_path;
   if (!path && dir && !dir->has_manifest)
     throw_input_error("{}: a program without manifest carries no tokenizer; pass --tokenizer FILE",
@@ -82,7 +80,7 @@ std::shared_ptr<const Tokenizer> run_tokenizer(const InferenceInputConfig& in, c
 }
 
 SessionSource compiled_source(const InferenceInputConfig& in) {
-  const std::optional<std::string> lone = in.inference_options.get_optional_string("pte");
+  const std::optional<std::string>& lone = in.settings.lone_program;
   const runtime::ArtifactDir dir =
       lone ? runtime::open_lone_program(*lone)
            : runtime::open_artifact_dir(in.artifact_paths.at(ArtifactKey::kTextDecoder).parent_path());
@@ -94,10 +92,10 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
   s.max_context_len = info.max_context_len;
   s.kv_io_dtype = info.kv_io_dtype;
   s.program = dir.artifacts.at(ArtifactKey::kTextDecoder).string();
-  const options::OptionValues& o = in.inference_options;
+  const InferenceSettings& o = in.settings;
   for (const modality::Modality* m : modality::modalities())
     if (dir.artifacts.contains(m->program().key)) s.modalities.push_back(m);
-  const modality::Modality* given = modality::given_modality(o);
+  const modality::Modality* given = modality::given_modality(o.media);
   if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
     s.media_encoder = given->open_program(dir);
   if (dir.has_manifest && dir.manifest.contains("options") && dir.manifest["options"].is_object())
@@ -118,7 +116,7 @@ SessionSource compiled_source(const InferenceInputConfig& in) {
 
 // The prepared float model: the reference forward, or with --model_mode its static graphs.
 SessionSource float_source(const InferenceInputConfig& in) {
-  const options::OptionValues& o = in.inference_options;
+  const InferenceSettings& o = in.settings;
   SessionSource s;
   s.tokenizer = in.tokenizer ? in.tokenizer : in.model->tokenizer;
   if (!s.tokenizer)
@@ -127,14 +125,14 @@ SessionSource float_source(const InferenceInputConfig& in) {
   s.program = in.model->checkpoint_path.string();
   s.kv_io_dtype = "float32";
   s.modalities = modality::modalities_of(*in.model);
-  const modality::Modality* given = modality::given_modality(o);
+  const modality::Modality* given = modality::given_modality(o.media);
   if (given && std::find(s.modalities.begin(), s.modalities.end(), given) != s.modalities.end())
     s.media_encoder = given->open_float(in.model);
   // Image or audio features replace token embeddings: the static graphs with the embedding as its
   // own step.
   const bool media = !s.modalities.empty();
-  if (!o.was_set("model_mode") && !media) {
-    if (o.has_value("use_attention_sink"))
+  if (!o.graphs.model_mode.given && !media) {
+    if (o.attention_sink)
       throw_input_error("--use_attention_sink evicts from the static graphs' KV cache: give --model_mode kv|hybrid too, "
                         "or run compiled programs");
     s.session = std::make_unique<ReferenceSession>(*in.model);
@@ -142,11 +140,11 @@ SessionSource float_source(const InferenceInputConfig& in) {
     return s;
   }
   GraphSessionOptions g;
-  g.mode = graph_mode(o);
-  g.decode_ar_len = decode_ar_len(o);
-  const int64_t context = options::effective_max_context_len(o);
+  g.mode = graph_mode(o.graphs);
+  g.decode_ar_len = decode_ar_len(o.graphs);
+  const int64_t context = o.graphs.effective_max_context_len();
   g.max_context_len = context > 0 ? context : std::min<int64_t>(in.model->config.max_positions, 512);
-  g.prefill_ar_len = o.get_int("prefill_ar_len");
+  g.prefill_ar_len = o.graphs.prefill_ar_len;
   g.attention_sink = attention_sink_setting(o, nlohmann::json());
   g.separate_embedding = media;
   s.session = make_graph_session(in.model, g);
@@ -158,12 +156,12 @@ SessionSource float_source(const InferenceInputConfig& in) {
 // Tokens a turn may generate: --max_new_tokens, else --max_seq_len when given, else the program's
 // own max_seq_len, else the --max_seq_len default (the context end stops a turn earlier when full).
 // Static float graphs (--model_mode) without --max_seq_len stop at their context.
-int64_t turn_budget(const options::OptionValues& o, const SessionSource& s) {
-  int64_t n = o.get_int("max_seq_len");
-  if (const auto given = o.get_optional_int("max_new_tokens")) n = *given;
-  else if (!o.was_set("max_seq_len") && s.max_seq_len > 0) n = s.max_seq_len;
+int64_t turn_budget(const InferenceSettings& o, const SessionSource& s) {
+  int64_t n = o.graphs.max_seq_len.value;
+  if (const auto given = o.max_new_tokens) n = *given;
+  else if (!o.graphs.max_seq_len.given && s.max_seq_len > 0) n = s.max_seq_len;
   if (n < 0) throw_input_error("--max_new_tokens must be >= 0, got {}", n);
-  if (s.static_graphs && !o.was_set("max_seq_len")) n = std::min(n, options::effective_max_context_len(o));
+  if (s.static_graphs && !o.graphs.max_seq_len.given) n = std::min(n, o.graphs.effective_max_context_len());
   return n;
 }
 
@@ -174,7 +172,7 @@ class Inference final : public InferenceStrategy {
 
   InferenceOutputConfig invoke(const PipelineContext&, const InferenceInputConfig& in, StageNotes& notes) override {
     in.check_ready();
-    const options::OptionValues& o = in.inference_options;
+    const InferenceSettings& o = in.settings;
     const auto t0 = Clock::now();
     const bool programs = in.artifact_paths.contains(ArtifactKey::kTextDecoder);
     SessionSource src = programs ? compiled_source(in) : float_source(in);
@@ -183,21 +181,21 @@ class Inference final : public InferenceStrategy {
                         "belong to this model",
                         src.tokenizer_path.empty() ? std::string("of the run") : src.tokenizer_path.string(),
                         src.tokenizer->vocab_size(), src.session->vocab_size());
-    const ChatFormatChoice chat = choose_chat_format(in.chat_template, *src.tokenizer, o);
+    const ChatFormatChoice chat = choose_chat_format(in.chat_template, *src.tokenizer, o.decoder_model);
     const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     log::info("loaded {} (context {}, KV {}, chat format {}) in {:.0f} ms", src.program, src.max_context_len,
               src.kv_io_dtype, chat_format_name(chat.format), load_ms);
 
     GenerationOptions g;
     g.prompts = in.prompt;
-    g.system_prompt = o.get_string("system_prompt");
+    g.system_prompt = o.system_prompt;
     g.max_new_tokens = turn_budget(o, src);
-    g.sampler = SamplerConfig{static_cast<float>(o.get_float("temperature")), static_cast<float>(o.get_float("top_p")),
-                              static_cast<uint64_t>(o.get_optional_int("seed").value_or(0))};
+    g.sampler = SamplerConfig{static_cast<float>(o.temperature), static_cast<float>(o.top_p),
+                              static_cast<uint64_t>(o.seed.value_or(0))};
     g.sampler.validate();
     g.lookahead = lookahead_setting(o, src.compiled_options);
     // The run's media (one modality's files), encoded into the first prompt.
-    const modality::Modality* given = modality::given_modality(o);
+    const modality::Modality* given = modality::given_modality(o.media);
     if (given && !src.media_encoder) {
       // Media the model has no encoder for: name what it does take.
       const std::string takes = src.modalities.empty() ? std::string(" (a text-only model)")
@@ -207,7 +205,7 @@ class Inference final : public InferenceStrategy {
     }
     double media_ms = 0.0;
     if (given) {
-      const std::vector<std::string> paths = modality::media_paths(*given, o);
+      const std::vector<std::string> paths = modality::media_paths(*given, o.media);
       const auto m0 = Clock::now();
       g.media = src.media_encoder->prompt(paths);
       media_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
@@ -229,13 +227,13 @@ class Inference final : public InferenceStrategy {
       sink = [&bar](std::string_view) { bar->advance(); };
     }
     GenerationResult result =
-        in.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
+        in.settings.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
                        : generate(*src.session, *src.tokenizer, chat.format, g, sink);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
     if (given) given->add_stats(*g.media, media_ms, result.stats);
     if (bar) bar->finish();
-    if (on_text_ && !in.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
+    if (on_text_ && !in.settings.interactive) on_text_("\n");  // end the streamed answer before the stage's log line
     result.stats.load_ms = load_ms;
     if (on_generation_) on_generation_(result);
 

@@ -9,7 +9,6 @@
 #include "core/log.h"
 #include "model/model.h"
 #include "model/residual_rotation.h"
-#include "options/validate.h"
 #include "orchestrator/builtin_strategies.h"
 #include "orchestrator/model_lookup.h"
 #include "orchestrator/option_readers.h"
@@ -23,13 +22,13 @@ using namespace genai::pipeline;
 
 class ModelPreparation final : public ModelPreparationStrategy {
  public:
-  explicit ModelPreparation(std::shared_ptr<const QuantizationSettings> settings) : settings_(std::move(settings)) {}
+  explicit ModelPreparation(std::shared_ptr<const EvalQuantizationSettings> settings) : settings_(std::move(settings)) {}
 
   ModelPreparationOutputConfig invoke(const PipelineContext&, const ModelPreparationInputConfig& in,
                                       StageNotes& notes) override {
-    const options::OptionValues& o = in.extra_options;
-    const std::string name = o.get_optional_string("decoder_model").value_or("");
-    std::string checkpoint = o.get_optional_string("checkpoint").value_or("");
+    const PreparationSettings& o = in.settings;
+    const std::string name = o.decoder_model.value_or("");
+    std::string checkpoint = o.checkpoint.value_or("");
     if (checkpoint.empty()) {
       if (in.model_name.empty() || in.model_name == name || find_decoder_model(in.model_name))
         throw_input_error("--decoder_model {} needs --checkpoint (a GGUF file, Hugging Face folder or llama2.c .bin): "
@@ -38,7 +37,7 @@ class ModelPreparation final : public ModelPreparationStrategy {
       checkpoint = in.model_name;
     }
     LoadOptions load;
-    load.tokenizer_path = options::tokenizer_file_option(o).value_or("");  // validate() allows one
+    load.tokenizer_path = o.tokenizer_file.value_or("");  // validate() allows one
     log::info("loading {}", checkpoint);
     auto model = std::make_shared<Model>(load_model(checkpoint, load));
     if (!model->tokenizer)
@@ -46,12 +45,12 @@ class ModelPreparation final : public ModelPreparationStrategy {
     const ResolvedModel rm =
         resolve_model(name, model->config, checkpoint, model->chat_format, model->tokenizer->kind());
     model->chat_format = rm.chat_format;
-    if (o.get_optional_string("rotation").value_or("none") == "hadamard") {
+    if (o.rotation == "hadamard") {
       rotate_residual_stream(*model);
       notes["rotation"] = "hadamard";
     }
     // -E quantizes the token table on its own: a tied head keeps the recipe's scheme.
-    if (o.has_value("embedding_quantize")) untie_output_head(*model);
+    if (o.embedding_quantize) untie_output_head(*model);
 
     ModelPreparationOutputConfig out;
     out.model = model;
@@ -61,7 +60,7 @@ class ModelPreparation final : public ModelPreparationStrategy {
     // `genai eval --qdq` gives the encodings: there is nothing to calibrate.
     if (in.need_calibration_data && !(settings_ && settings_->encodings)) {
       const quant::CalibrationOptions co =
-          settings_ && settings_->quantize ? settings_->quantize->calibration : calibration_options(o);
+          settings_ && settings_->quantize ? settings_->quantize->calibration : calibration_options(o.calibration);
       out.calibration_data = quant::calibration_windows(*model, co);
       notes["calibration_windows"] = out.calibration_data->size();
       notes["calibration_tokens"] = co.context_len;
@@ -85,12 +84,12 @@ class ModelPreparation final : public ModelPreparationStrategy {
   }
 
  private:
-  std::shared_ptr<const QuantizationSettings> settings_;
+  std::shared_ptr<const EvalQuantizationSettings> settings_;
 };
 
 }  // namespace
 
-std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(std::shared_ptr<const QuantizationSettings> settings) {
+std::unique_ptr<ModelPreparationStrategy> make_model_preparation_strategy(std::shared_ptr<const EvalQuantizationSettings> settings) {
   return std::make_unique<ModelPreparation>(std::move(settings));
 }
 

@@ -16,12 +16,12 @@
 
 namespace genai::orchestrator {
 
-struct QuantizationSettings {
+struct EvalQuantizationSettings {
   // Replaces what the options say (preparation takes its calibration windows from it). A recipe
   // without a name stands for the model's default recipe.
   std::optional<quant::QuantizeOptions> quantize;
   // The options refining it (--quant_override, --quant_recipe_file, --seq_mse_candidates, --gptq,
-  // -E) come from the option values, as on every path.
+  // -E) come from the stage's settings (pipeline::QuantizationSettings), as on every path.
   bool per_layer = false;          // run the layer sensitivity analysis (`genai eval --per_layer`)
   // Evaluate these encodings (of kv_forward) and quantize nothing.
   std::shared_ptr<const quant::EncodingSet> encodings;

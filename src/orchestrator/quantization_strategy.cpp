@@ -66,27 +66,26 @@ void describe_quantization(const quant::QuantizedModel& q, EvalReport& r) {
 // The options that refine a recipe, on every path (`genai eval` passes them as options too): a
 // recipe file, then --quant_override entries ahead of its overrides, the range search, GPTQ and
 // the embedding table.
-void apply_recipe_options(const options::OptionValues& o, quant::Recipe& recipe) {
-  if (const auto file = o.get_optional_string("quant_recipe_file")) recipe = quant::recipe_from_file(*file, recipe);
-  if (o.has_value("quant_override"))
-    for (const auto& spec : o.get_list("quant_override")) quant::add_override(recipe, spec);
-  const int64_t candidates = o.get_int("seq_mse_candidates");
+void apply_recipe_options(const pipeline::QuantizationSettings& o, quant::Recipe& recipe) {
+  if (o.quant_recipe_file) recipe = quant::recipe_from_file(*o.quant_recipe_file, recipe);
+  for (const auto& spec : o.quant_overrides) quant::add_override(recipe, spec);
+  const int64_t candidates = o.seq_mse_candidates;
   if (candidates < 0) throw_input_error("--seq_mse_candidates must be >= 0, got {}", candidates);
   if (candidates > 0) recipe.seq_mse_candidates = candidates;
-  if (o.get_flag("gptq")) recipe.gptq = true;
-  if (o.has_value("embedding_quantize")) quant::set_embedding_quantization(recipe, o.get_string("embedding_quantize"));
+  if (o.gptq) recipe.gptq = true;
+  if (o.embedding_quantize) quant::set_embedding_quantization(recipe, *o.embedding_quantize);
 }
 
 class Quantization final : public QuantizationStrategy {
  public:
-  explicit Quantization(std::shared_ptr<const QuantizationSettings> settings) : settings_(std::move(settings)) {}
+  explicit Quantization(std::shared_ptr<const EvalQuantizationSettings> settings) : settings_(std::move(settings)) {}
 
   QuantizationOutputConfig invoke(const PipelineContext& context, const QuantizationInputConfig& in,
                                   StageNotes& notes) override {
-    const QuantizationSettings* s = settings_.get();
+    const EvalQuantizationSettings* s = settings_.get();
     // Given encodings (`genai eval --qdq`) need the model only: nothing is calibrated.
     if (!(s && s->encodings && in.model)) in.check_ready();
-    const options::OptionValues& o = in.extra_options;
+    const pipeline::QuantizationSettings& o = in.settings;
     std::shared_ptr<const quant::EncodingSet> encodings;
     std::optional<quant::QuantizedModel> q;
     double quantize_seconds = 0.0;
@@ -105,7 +104,7 @@ class Quantization final : public QuantizationStrategy {
       eval_context = std::min<int64_t>(qo.max_context_len, kEvalContext);
       // The QDQ file is for evaluation (`genai eval --qdq`); a run that only builds programs
       // (--compile_only, `genai compile`) leaves exactly what a device needs in the artifact dir.
-      if (s ? s->write_qdq : !o.get_flag("compile_only")) {
+      if (s ? s->write_qdq : !o.compile_only) {
         const std::filesystem::path dir = context.artifact_dir();
         std::filesystem::create_directories(dir);
         notes["decode_qdq"] = quant::write_decode_qdq(*q, dir).string();
@@ -123,7 +122,7 @@ class Quantization final : public QuantizationStrategy {
     } else {
       eo.max_context_len = eval_context;
       eo.prompt_eval = false;
-      if (o.has_value("eval_text")) eo.text = read_text_file(o.get_string("eval_text"));
+      if (o.eval_text) eo.text = read_text_file(*o.eval_text);
     }
     std::unique_ptr<eval::CompiledWindows> program;
     if (s && s->compiled_eval && q && !q->recipe.is_float()) {
@@ -155,7 +154,7 @@ class Quantization final : public QuantizationStrategy {
     // Each modality's encoder: its own graph, calibration and recipe, beside the decoder's; its
     // option's files, when given, are its calibration media.
     for (const modality::Modality* m : q ? modality::modalities_of(*in.model) : std::vector<const modality::Modality*>{}) {
-      const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, modality::media_paths(*m, o));
+      const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, modality::media_paths(*m, o.media));
       const GraphName name = m->program().graph;
       out.bundles.emplace(name, e.bundle);
       const std::string graph(graph_name_str(name));
@@ -171,22 +170,22 @@ class Quantization final : public QuantizationStrategy {
  private:
   // The settings of `genai eval`, else the option set's: graph shape, recipe, calibration.
   quant::QuantizeOptions quantize_options(const QuantizationInputConfig& in) const {
-    const options::OptionValues& o = in.extra_options;
+    const pipeline::QuantizationSettings& o = in.settings;
     quant::QuantizeOptions qo;
     if (settings_ && settings_->quantize) {
       qo = *settings_->quantize;  // fp16 included: eval measures it like any recipe
       if (qo.recipe.name.empty()) qo.recipe = default_recipe_for(*in.model, "");
     } else {
-      const graph::DecoderGraphOptions go = decoder_graph_options(o);
+      const graph::DecoderGraphOptions go = decoder_graph_options(o.graphs);
       qo.mode = go.mode;
       qo.max_context_len = go.max_context_len;
       qo.prefill_ar_len = go.prefill_ar_len;
       qo.decode_ar_len = go.decode_ar_len;
       qo.recipe = in.quant_recipe ? quant::recipe_from_choice(*in.quant_recipe)
-                                  : default_recipe_for(*in.model, o.get_optional_string("decoder_model").value_or(""));
+                                  : default_recipe_for(*in.model, o.decoder_model.value_or(""));
       if (qo.recipe.is_float())
         throw_input_error("--quant_recipe fp16 is a float program: it skips quantization (use --use_fp16)");
-      qo.calibration = calibration_options(o);
+      qo.calibration = calibration_options(o.calibration);
     }
     apply_recipe_options(o, qo.recipe);
     // Image or audio features replace token embeddings.
@@ -195,12 +194,12 @@ class Quantization final : public QuantizationStrategy {
     return qo;
   }
 
-  std::shared_ptr<const QuantizationSettings> settings_;
+  std::shared_ptr<const EvalQuantizationSettings> settings_;
 };
 
 }  // namespace
 
-std::unique_ptr<QuantizationStrategy> make_quantization_strategy(std::shared_ptr<const QuantizationSettings> settings) {
+std::unique_ptr<QuantizationStrategy> make_quantization_strategy(std::shared_ptr<const EvalQuantizationSettings> settings) {
   return std::make_unique<Quantization>(std::move(settings));
 }
 

@@ -17,6 +17,7 @@
 #include "orchestrator/context_from_options.h"
 #include "orchestrator/genai_pipeline.h"
 #include "orchestrator/quantization_settings.h"
+#include "orchestrator/stage_settings.h"
 #include "pipeline/engine_proxy.h"
 #include "pipeline/stage_names.h"
 #include "quant/encoding_set.h"
@@ -25,11 +26,6 @@
 
 namespace genai::orchestrator {
 namespace {
-
-// A text option's value, "" when absent: eval has always treated an empty value as not given.
-std::string text_option(const options::OptionValues& v, std::string_view name) {
-  return v.get_optional_string(name).value_or("");
-}
 
 std::string read_evaluation_text(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -43,9 +39,9 @@ std::string read_evaluation_text(const std::string& path) {
 }
 
 // What --eval_methods asks for: sqnr_eval and/or prompt_eval (tasks_eval is the pipeline's).
-void read_eval_methods(const options::OptionValues& v, EvalOptions& eo) {
+void read_eval_methods(const RecipeEvalOptions& v, EvalOptions& eo) {
   eo.sqnr_eval = eo.prompt_eval = false;
-  for (const auto& m : v.get_list("eval_methods")) {
+  for (const auto& m : v.eval_methods) {
     if (m == "sqnr_eval") eo.sqnr_eval = true;
     else if (m == "prompt_eval") eo.prompt_eval = true;
     else throw_input_error("--eval_methods: unknown method '{}' (valid: sqnr_eval, prompt_eval)", m);
@@ -53,10 +49,10 @@ void read_eval_methods(const options::OptionValues& v, EvalOptions& eo) {
 }
 
 // The recipe the options ask for; -F/--use_fp16 is upstream's spelling of fp16.
-std::optional<std::string> requested_recipe(const options::OptionValues& v) {
+std::optional<std::string> requested_recipe(const RecipeEvalOptions& v) {
   std::optional<std::string> recipe;
-  if (const std::string r = text_option(v, "quant_recipe"); !r.empty()) recipe = r;
-  if (v.get_flag("use_fp16")) {
+  if (const std::string& r = v.quant_recipe; !r.empty()) recipe = r;
+  if (v.use_fp16) {
     if (recipe && *recipe != "fp16")
       throw_input_error("-F/--use_fp16 selects the fp16 recipe; it contradicts --quant_recipe {}", *recipe);
     recipe = "fp16";
@@ -66,13 +62,13 @@ std::optional<std::string> requested_recipe(const options::OptionValues& v) {
 
 // The quantization eval asks for: the recipe, its calibration, and the graph shape the quantized
 // side runs (a compiled program's when --eval_on program).
-quant::QuantizeOptions quantize_options(const options::OptionValues& v, const std::optional<std::string>& recipe,
-                                        QuantizationSettings& settings) {
-  const int64_t max_context_len = v.get_int("max_context_len");
+quant::QuantizeOptions quantize_options(const RecipeEvalOptions& v, const std::optional<std::string>& recipe,
+                                        EvalQuantizationSettings& settings) {
+  const int64_t max_context_len = v.max_context_len;
   quant::QuantizeOptions qo;
   qo.mode = graph::ModelMode::kKv;
   qo.max_context_len = max_context_len;
-  if (v.get_string("eval_on") == "program") {
+  if (v.eval_on == "program") {
     const eval::EvalProgramShape shape = eval::eval_program_shape(max_context_len);
     qo.mode = graph::ModelMode::kHybrid;
     qo.max_context_len = shape.max_context_len;
@@ -80,42 +76,26 @@ quant::QuantizeOptions quantize_options(const options::OptionValues& v, const st
     settings.compiled_eval = true;
   }
   if (recipe) qo.recipe = quant::recipe_from_spelling(*recipe);
-  qo.calibration.context_len = std::min(v.get_int("calib_len"), max_context_len);
-  qo.calibration.max_windows = v.get_int("calib_max_windows");
-  qo.calibration.range_method = quant::range_method_from_name(v.get_string("calib_range"));
-  if (v.has_value("calib_samples"))
-    for (const auto& f : v.get_list("calib_samples")) qo.calibration.sample_files.emplace_back(f);
+  qo.calibration.context_len = std::min(v.calib_len, max_context_len);
+  qo.calibration.max_windows = v.calib_max_windows;
+  qo.calibration.range_method = quant::range_method_from_name(v.calib_range);
+  for (const auto& f : v.calib_samples) qo.calibration.sample_files.emplace_back(f);
   return qo;
 }
 
-// eval's options as the pipeline's stages read them: the model and the recipe's refinements
-// (the quantization stage reads those as on every path); the settings replace the rest.
-options::OptionValues stage_options(const options::OptionValues& v) {
-  options::OptionValues values;
-  values.set("checkpoint", v.get_string("checkpoint"));
-  for (const char* name : {"tokenizer_model", "artifact", "quant_recipe_file", "embedding_quantize"})
-    if (const std::string value = text_option(v, name); !value.empty()) values.set(name, value);
-  values.set("rotation", v.get_string("rotation"));
-  if (v.has_value("quant_override") && !v.get_list("quant_override").empty())
-    values.set("quant_override", v.get_list("quant_override"));
-  values.set("seq_mse_candidates", v.get_int("seq_mse_candidates"));
-  values.set("gptq", v.get_flag("gptq"));
-  return values;
-}
-
 // The report page: the evaluation, the recipe and the techniques applied (eval/eval_report_html.h).
-void write_report(const options::OptionValues& v, const RecipeEvaluation& e, const std::string& path) {
+void write_report(const RecipeEvalOptions& v, const RecipeEvaluation& e, const std::string& path) {
   const EvalReport& r = e.report;
   EvalReportPage p;
-  p.model = v.get_string("checkpoint");
+  p.model = v.checkpoint;
   p.recipe = r.recipe;
-  if (const int64_t n = v.get_int("seq_mse_candidates"); n > 0)
+  if (const int64_t n = v.seq_mse_candidates; n > 0)
     p.techniques.push_back(fmt::format("weight range search: {} candidates", n));
-  if (v.get_string("rotation") != "none") p.techniques.push_back("rotation: " + v.get_string("rotation"));
-  if (v.get_flag("gptq")) p.techniques.push_back("GPTQ weight rounding");
-  if (const std::string s = text_option(v, "embedding_quantize"); !s.empty()) p.techniques.push_back("embedding table: " + s);
-  if (const std::string s = text_option(v, "quant_recipe_file"); !s.empty()) p.techniques.push_back("recipe file: " + s);
-  if (const std::string s = text_option(v, "qdq"); !s.empty()) p.techniques.push_back("encodings read from " + s);
+  if (v.rotation != "none") p.techniques.push_back("rotation: " + v.rotation);
+  if (v.gptq) p.techniques.push_back("GPTQ weight rounding");
+  if (const std::string& s = v.embedding_quantize; !s.empty()) p.techniques.push_back("embedding table: " + s);
+  if (const std::string& s = v.quant_recipe_file; !s.empty()) p.techniques.push_back("recipe file: " + s);
+  if (const std::string& s = v.qdq; !s.empty()) p.techniques.push_back("encodings read from " + s);
   p.overrides = r.overrides;
   p.eval_tokens = r.eval_tokens;
   p.eval_text = e.eval_text;
@@ -134,20 +114,21 @@ void write_report(const options::OptionValues& v, const RecipeEvaluation& e, con
 
 }  // namespace
 
-RecipeEvaluation evaluate_recipe(const options::OptionValues& v) {
-  if (text_option(v, "checkpoint").empty())
+RecipeEvaluation evaluate_recipe(const options::OptionValues& values) {
+  const RecipeEvalOptions v = recipe_eval_options(values);  // the options' values, read once
+  if (v.checkpoint.empty())
     throw_input_error("genai eval needs --checkpoint (GGUF file, Hugging Face folder or llama2.c .bin)");
   const std::optional<std::string> recipe = requested_recipe(v);
-  const int64_t max_context_len = v.get_int("max_context_len");
+  const int64_t max_context_len = v.max_context_len;
   if (max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", max_context_len);
   RecipeEvaluation e;
   EvalOptions eo;
   eo.max_context_len = max_context_len;
-  eo.gen_tokens = v.get_int("gen_tokens");
+  eo.gen_tokens = v.gen_tokens;
   read_eval_methods(v, eo);
-  eo.max_tokens = v.get_int("eval_max_tokens");
+  eo.max_tokens = v.eval_max_tokens;
   if (eo.max_tokens < 0) throw_input_error("--eval_max_tokens must be >= 0, got {}", eo.max_tokens);
-  e.eval_text = text_option(v, "eval_text");
+  e.eval_text = v.eval_text;
   if (e.eval_text.empty()) {
     e.eval_text = default_eval_text_file();
     if (!std::filesystem::exists(e.eval_text))
@@ -158,15 +139,14 @@ RecipeEvaluation evaluate_recipe(const options::OptionValues& v) {
   eo.text = read_evaluation_text(e.eval_text);
   e.sqnr_eval = eo.sqnr_eval;
   e.prompt_eval = eo.prompt_eval;
-  e.per_layer = v.get_flag("per_layer");
+  e.per_layer = v.per_layer;
 
   // The pipeline's model_preparation and quantization stages, with eval's own settings.
-  auto settings = std::make_shared<QuantizationSettings>();
+  auto settings = std::make_shared<EvalQuantizationSettings>();
   settings->eval = eo;
-  settings->write_qdq = !text_option(v, "artifact").empty();
-  if (const std::string qdq = text_option(v, "qdq"); !qdq.empty()) {
-    if (recipe || (v.has_value("quant_override") && !v.get_list("quant_override").empty()) ||
-        !text_option(v, "quant_recipe_file").empty())
+  settings->write_qdq = !v.artifact.empty();
+  if (const std::string& qdq = v.qdq; !qdq.empty()) {
+    if (recipe || !v.quant_overrides.empty() || !v.quant_recipe_file.empty())
       throw_input_error("--qdq reads the recipe's encodings from the file; do not pass --quant_recipe/--quant_override/--quant_recipe_file");
     settings->encodings = std::make_shared<const quant::EncodingSet>(quant::load_encodings(qdq));
   } else {
@@ -180,14 +160,14 @@ RecipeEvaluation evaluate_recipe(const options::OptionValues& v) {
 
   SkipPlan skip;
   for (auto stage : {pipeline::kStageCompilation, pipeline::kStageInference}) skip.emplace(std::string(stage), "genai eval");
-  const PipelineRun run = pipeline_run_from_options(stage_options(v), skip);
+  const PipelineRun run = pipeline_run_from_options(recipe_eval_stage_options(v), skip);
   StrategyRegistry registry;
   BuiltinStrategyOptions builtin;
   builtin.quantization = settings;
   register_builtin_strategies(registry, builtin);
   GenAIPipeline::from_proxy(pipeline::EngineProxy({}, target::BackendType::kHtpBackend), registry, run.skip).invoke(run.context);
 
-  if (const std::string report = text_option(v, "report"); !report.empty()) write_report(v, e, report);
+  if (const std::string& report = v.report; !report.empty()) write_report(v, e, report);
   return e;
 }
 

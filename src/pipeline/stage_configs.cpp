@@ -47,7 +47,7 @@ void CompilationInputConfig::check_ready() const {
 void InferenceInputConfig::check_ready() const {
   std::vector<std::string> missing;
   if (!artifact_paths.contains(ArtifactKey::kTextDecoder) && !model) missing.push_back("artifact_paths[text_decoder]");
-  if (prompt.empty() && !interactive) missing.push_back("prompt");
+  if (prompt.empty() && !settings.interactive) missing.push_back("prompt");
   fail_missing(kStageInference, missing);
 }
 

@@ -1,7 +1,8 @@
 // Typed input/output of each stage (upstream's eight config dataclasses, with native types):
 // prepare -> Model + tokenizer + calibration text; quantize -> {graph_name: GraphBundle};
 // compile -> {artifact_key: path}; run -> texts + metrics. An output left default-constructed
-// means "the stage did not run" (ran() == false).
+// means "the stage did not run" (ran() == false). Each input config carries its stage's typed
+// settings (stage_settings.h), never the option set: no stage reads an option by key.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "options/option_values.h"
 #include "options/quant_recipe_option.h"
 #include "pipeline/artifact_keys.h"
 #include "pipeline/graph_bundle.h"
+#include "pipeline/stage_settings.h"
 #include "pte/compile_spec.h"
 #include "target/backend_type.h"
 #include "target/soc.h"
@@ -33,7 +34,7 @@ using CalibrationData = std::vector<std::vector<int32_t>>;
 struct ModelPreparationInputConfig {
   std::string model_name;  // checkpoint path or model name
   std::string soc_model;
-  options::OptionValues extra_options;
+  PreparationSettings settings;  // what the stage reads of the options
   // False when no quantization follows (skipped, fp16, GPU): calibration text is not prepared.
   bool need_calibration_data = true;
 };
@@ -55,7 +56,7 @@ struct QuantizationInputConfig {
   std::shared_ptr<const Model> model;
   std::optional<CalibrationData> calibration_data;
   std::optional<options::QuantRecipeChoice> quant_recipe;  // nullopt = the model's own recipe
-  options::OptionValues extra_options;
+  QuantizationSettings settings;  // what the stage reads of the options
   // The stage needs a model and calibration data: ConfigValidationError listing what is missing.
   void check_ready() const;
 };
@@ -77,6 +78,7 @@ struct CompilationInputConfig {
   // Recorded in the artifact dir's manifest (tokenizer copied next to the programs).
   std::optional<std::filesystem::path> tokenizer_path;
   std::optional<std::filesystem::path> checkpoint_path;
+  CompilationSettings settings;  // what the stage reads of the options
   // Needs at least one graph; given compile specs must target this SoC and backend (read back
   // with target::options_from_specs). ConfigValidationError otherwise.
   void check_ready() const;
@@ -95,10 +97,9 @@ struct InferenceInputConfig {
   // The prepared float model, run directly when there are no programs (`genai run --checkpoint`).
   std::shared_ptr<const Model> model;
   std::vector<std::string> prompt;
-  // Further prompts come from the strategy's prompt source as the run goes (--chat): `prompt`
-  // may be empty.
-  bool interactive = false;
-  options::OptionValues inference_options;
+  // What the stage reads of the options. With settings.interactive (--chat) further prompts come
+  // from the strategy's prompt source as the run goes: `prompt` may be empty.
+  InferenceSettings settings;
   // Chat format name of the model ("chatml", "llama3", "llama2", "none"); nullopt: from the
   // tokenizer's template or the --decoder_model entry.
   std::optional<std::string> chat_template;

@@ -73,4 +73,53 @@ TEST(Layering, NoLayerIncludesALayerAboveIt) {
   EXPECT_TRUE(violations.empty()) << report;  // no exceptions
 }
 
+// Issue 39, "no stage reads an option by string key": the option set becomes typed settings once
+// (orchestrator/stage_settings.cpp, resolve_stage_settings) and every stage reads fields
+// (pipeline/stage_settings.h). In the layers from pipeline up, only these files read OptionValues
+// by key; the option layer below and the CLI (src/cli, no layer) are its front ends.
+TEST(Layering, NoStageReadsAnOptionByKey) {
+  const std::vector<std::string> allowed = {
+      "src/orchestrator/stage_settings.cpp",        // the resolver
+      "src/orchestrator/context_from_options.cpp",  // the front door: the run's checks, its context
+      "src/orchestrator/stage_plan.cpp",            // which stages the options skip
+      "src/backends/execution_options.cpp",         // process-wide switches the CLI applies
+  };
+  const auto layers = layer_order();
+  const auto first = std::find(layers.begin(), layers.end(), "pipeline");
+  ASSERT_NE(first, layers.end());
+  const std::regex key_read(
+      R"(\.(get_flag|get_int|get_float|get_string|get_list|get_optional_int|get_optional_string|was_set|has_value|set|set_from_text)\(\s*")");
+  const std::regex bag(R"(\bextra_options\(\)|\binference_options\b)");
+  const fs::path root(GENAI_SOURCE_DIR);
+  std::vector<std::string> violations;
+  size_t files = 0;
+  for (auto layer = first; layer != layers.end(); ++layer) {
+    if (!fs::is_directory(root / "src" / *layer)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root / "src" / *layer)) {
+      const auto ext = entry.path().extension();
+      if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      const std::string rel = fs::relative(entry.path(), root).generic_string();
+      if (std::find(allowed.begin(), allowed.end(), rel) != allowed.end()) continue;
+      ++files;
+      std::ifstream in(entry.path());
+      std::string line;
+      for (int line_no = 1; std::getline(in, line); ++line_no) {
+        // The orchestrator resolves the context's option set where it starts the stages.
+        const bool resolves = rel == "src/orchestrator/genai_pipeline.cpp" &&
+                              line.find("resolve_stage_settings(context.extra_options())") != std::string::npos;
+        // The context carries the option set the run was given (pipeline_context.h).
+        const bool holds = rel.rfind("src/pipeline/pipeline_context.", 0) == 0;
+        if (std::regex_search(line, key_read) || (!resolves && !holds && std::regex_search(line, bag)))
+          violations.push_back(rel + ":" + std::to_string(line_no) + ": " + line);
+      }
+    }
+  }
+  EXPECT_GT(files, 0u);
+  std::string report;
+  for (const auto& v : violations) report += v + "\n";
+  EXPECT_TRUE(violations.empty()) << "read the stage's settings (pipeline/stage_settings.h) instead; resolve the "
+                                     "option in orchestrator/stage_settings.cpp:\n"
+                                  << report;
+}
+
 }  // namespace

@@ -138,16 +138,23 @@ TEST_F(BuiltinStrategies, CompileOnlyThenPreGenPteGivesTheSameTokens) {
 
 TEST_F(BuiltinStrategies, StagesRunAloneOnTypedInputs) {
   TempDir out;
-  const options::OptionValues v = base_options(out.path());
+  // Typed settings only (pipeline/stage_settings.h): no option set reaches the stages. The
+  // context carries none either; base_options' values, field by field.
   const auto ctx = pipeline::PipelineContext::builder()
                        .with_model(dir_->file("tiny.gguf"))
                        .with_soc("SM8650")
                        .with_prompt("hi")
                        .with_artifact_dir(out.path())
-                       .with_extra_options(v)
                        .build();
+  pipeline::GraphShapeSettings graphs;
+  graphs.max_seq_len = {64, true};
+  graphs.prefill_ar_len = 16;
+  pipeline::CalibrationSettings calibration;
+  calibration.max_context_len = 64;
   ModelPreparationStage prep("executorch", make_model_preparation_strategy());
-  pipeline::ModelPreparationInputConfig pin{dir_->file("tiny.gguf"), "SM8650", v};
+  pipeline::ModelPreparationInputConfig pin{dir_->file("tiny.gguf"), "SM8650", {}};
+  pin.settings.checkpoint = dir_->file("tiny.gguf");
+  pin.settings.calibration = calibration;
   const auto prepared = prep.invoke(ctx, pin);
   ASSERT_TRUE(prepared.model && prepared.tokenizer && prepared.calibration_data);
   EXPECT_EQ(prepared.calibration_data->size(), 2u);
@@ -158,7 +165,8 @@ TEST_F(BuiltinStrategies, StagesRunAloneOnTypedInputs) {
   qin.soc_model = target::Chipset::SM8650;
   qin.model = prepared.model;
   qin.calibration_data = prepared.calibration_data;
-  qin.extra_options = v;
+  qin.settings.graphs = graphs;
+  qin.settings.calibration = calibration;
   StageRecord qrec;
   const auto quantized = quant.invoke(ctx, qin, &qrec);
   EXPECT_EQ(quantized.bundles.size(), 2u);  // hybrid: kv_forward + prefill_forward
@@ -171,6 +179,9 @@ TEST_F(BuiltinStrategies, StagesRunAloneOnTypedInputs) {
   cin.graphs = quantized.bundles;
   cin.model = prepared.model;
   cin.artifact_dir = out.path();
+  cin.settings.graphs = graphs;
+  cin.settings.spec.soc_model = "SM8650";
+  cin.settings.spec.enable_x86_64 = cin.settings.enable_x86_64 = true;
   const auto compiled = comp.invoke(ctx, cin);
   EXPECT_TRUE(fs::exists(compiled.artifact_paths.at(pipeline::ArtifactKey::kTextDecoder)));
 

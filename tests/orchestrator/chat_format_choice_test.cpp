@@ -19,8 +19,7 @@ std::unique_ptr<Tokenizer> tokenizer_with_template(const std::string& chat_templ
 TEST(ChatFormatChoice, PreparedThenTokenizerTemplateThenDecoderModelThenNone) {
   const auto chatml = tokenizer_with_template("{{'<|im_start|>' + message['role'] + '\\n'}}");
   const auto plain = tokenizer_with_template("");
-  options::OptionValues none, named;
-  named.set("decoder_model", std::string("llama3_2-1b_instruct"));
+  const std::optional<std::string> none, named = std::string("llama3_2-1b_instruct");  // --decoder_model
 
   ChatFormatChoice c = choose_chat_format(std::string("llama3"), *chatml, none);
   EXPECT_EQ(c.format, ChatFormat::kLlama3);
