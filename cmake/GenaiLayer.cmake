@@ -18,11 +18,31 @@ function(genai_precompile target kind)
   endif()
 endfunction()
 
-# In the sanitizer tree the control-plane layers (options, plans, program files, loading, the
-# orchestrator; and the CLI, src/cli) compile at -O0: half the compile time under ASan+UBSan, and
-# nothing there loops over tensors. The layers with the hot loops (kernels, formats, tokenizer,
-# model, graph, quant, backends, llm) keep the tree's -O1, so the suite still runs in minutes.
-set(GENAI_SANITIZER_O0_LAYERS options pipeline target compile pte runtime orchestrator)
+# Control-plane layers run once per command: they read options, make plans, write reports and
+# drive the stages; nothing in them loops over tensors. They compile at -O1 in an optimized tree
+# (-O3 spends most of a control-plane unit's compile time inlining nlohmann-json and fmt, for
+# code that runs for milliseconds) and at -O0 in the sanitizer tree (ASan+UBSan double the
+# optimizer's work). The layers with the hot loops (kernels, formats, tokenizer, model, graph,
+# quant, compile's packing, pte, runtime, backends, llm) keep the tree's optimization; in the
+# sanitizer tree, compile, pte and runtime are -O0 too (their suites run in seconds there).
+set(GENAI_CONTROL_PLANE_LAYERS options pipeline target modality eval orchestrator)
+# (modality stays at -O1 under the sanitizers: at -O0 its encoders' glue made the multimodal
+# parity suites slower by more than it saved.)
+set(GENAI_SANITIZER_O0_LAYERS options pipeline target eval orchestrator compile pte runtime)
+# genai_control_plane(<target>): the optimization of a control-plane target (the layers above and
+# the genai executable, src/cli). Returns in <out_pch_kind> the precompiled-header kind to use:
+# a header precompiled at one -O level is invalid at another.
+function(genai_control_plane target out_pch_kind)
+  if(GENAI_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+    set(${out_pch_kind} O0 PARENT_SCOPE)
+  elseif(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
+    target_compile_options(${target} PRIVATE -O1)
+    set(${out_pch_kind} O1 PARENT_SCOPE)
+  else()
+    set(${out_pch_kind} "" PARENT_SCOPE)
+  endif()
+endfunction()
 
 # genai_layer(<name> [DEPS targets...])
 # Builds every .cpp in the calling folder into the static library genai_<name>.
@@ -49,9 +69,9 @@ function(genai_layer name)
     target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
     set(_pch_kind layer)
-    if(GENAI_SANITIZE AND name IN_LIST GENAI_SANITIZER_O0_LAYERS)
-      target_compile_options(genai_${name} PRIVATE -O0)
-      set(_pch_kind layer_O0)  # a header precompiled at -O1 is invalid at -O0
+    if(GENAI_SANITIZE AND name IN_LIST GENAI_SANITIZER_O0_LAYERS OR NOT GENAI_SANITIZE AND name IN_LIST GENAI_CONTROL_PLANE_LAYERS)
+      genai_control_plane(genai_${name} _level)
+      set(_pch_kind layer${_level})
     endif()
     genai_precompile(genai_${name} ${_pch_kind} <fmt/format.h> <nlohmann/json.hpp>)
   else()  # headers only so far
@@ -64,6 +84,8 @@ endfunction()
 # Test code is thin: it sets up inputs and calls the layers, which keep the tree's optimization.
 # Compiling it at -O1 in a release tree (-O0 in the sanitizer tree, where UBSan and ASan make the
 # optimizer's work twice as expensive) halves the CPU time of the largest part of a CI build.
+# (-O0 in the release tree too saved CI less compile time than its suites then took longer to
+# run: header templates instantiated in test code, such as the checks of rotations, run there.)
 # Other build types (a developer's Debug tree) keep their own flags.
 function(genai_test_optimization target)
   if(GENAI_SANITIZE)

@@ -5,9 +5,10 @@
 # statically, so the same `genai` runs on a phone (`genai run --device`, which pushes
 # build-aarch64/genai by default) and under qemu-aarch64-static here (scripts/test_aarch64.sh).
 #
-# Debian ships highway and sentencepiece for arm64 as shared objects only: both are built here as
-# static archives from their Debian source packages (the same versions as the x86 build's), once
-# per build tree, into <build-dir>/deps.
+# Debian ships highway, sentencepiece and fmt for arm64 as shared objects only: they are built here
+# as static archives from their Debian source packages (the same versions as the x86 build's),
+# once per build tree, into <build-dir>/deps. (fmt's header-only mode would do without its
+# archive, but then every unity batch compiles fmt's formatting core again: a sixth of the tree.)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$root/build-aarch64}"; shift || true
@@ -46,6 +47,15 @@ if [[ ! -f "$deps/lib/libhwy.a" ]]; then
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$deps" -DBUILD_SHARED_LIBS=OFF \
     -DHWY_ENABLE_CONTRIB=OFF -DHWY_ENABLE_EXAMPLES=OFF -DHWY_ENABLE_TESTS=OFF -DBUILD_TESTING=OFF >/dev/null
   ninja -C "$deps/build/highway" -j"$jobs" install >/dev/null
+fi
+
+if [[ ! -f "$deps/lib/libfmt.a" ]]; then
+  echo "== fmt (static, aarch64)"
+  src="$(unpack_source fmtlib)"
+  cmake -S "$src" -B "$deps/build/fmt" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$deps" -DCMAKE_INSTALL_LIBDIR=lib \
+    -DBUILD_SHARED_LIBS=OFF -DFMT_TEST=OFF -DFMT_DOC=OFF -DFMT_INSTALL=ON >/dev/null
+  ninja -C "$deps/build/fmt" -j"$jobs" install >/dev/null
 fi
 
 if [[ ! -f "$deps/lib/libsentencepiece.a" ]]; then

@@ -44,8 +44,8 @@ class Compilation final : public CompilationStrategy {
       for (const modality::Modality* m : modality::modalities_of(*input.model))
         input.graphs.emplace(m->program().graph, m->float_bundle(*input.model));
       // A float program on HTP is an fp16 program; its compile spec says so.
-      if (input.backend_type == target::BackendType::kHtpBackend && !o.use_fp16) {
-        o.use_fp16 = o.spec.use_fp16 = true;
+      if (input.backend_type == target::BackendType::kHtpBackend && !o.spec.use_fp16) {
+        o.spec.use_fp16 = true;
         o.recorded_options["use_fp16"] = true;  // the manifest records the program's precision
       }
     } else if (input.model) {
@@ -60,10 +60,10 @@ class Compilation final : public CompilationStrategy {
     req.graphs = input.graphs;
     req.compile_specs = *input.compile_specs;
     // fp16 precision is an HTP compile spec; a GPU program is float by itself.
-    req.use_fp16 = o.use_fp16 && input.backend_type == target::BackendType::kHtpBackend;
-    req.shared_buffer = o.shared_buffer && !o.enable_x86_64;
+    req.use_fp16 = o.spec.use_fp16 && input.backend_type == target::BackendType::kHtpBackend;
+    req.shared_buffer = o.shared_buffer && !o.spec.enable_x86_64;
     req.kv_fusion = o.backend_fuse_kv ? compile::KvFusion::kAll : compile::KvFusion::kEightBit;
-    req.lowering = options::effective_lowering(o.lowering, o.backend, o.enable_x86_64, !req.use_fp16 && !float_program);
+    req.lowering = options::effective_lowering(o.lowering, o.spec.backend, o.spec.enable_x86_64, !req.use_fp16 && !float_program);
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;
     req.checkpoint_path = input.checkpoint_path;

@@ -97,11 +97,8 @@ StageSettings resolve_stage_settings(const OptionValues& v) {
   pipeline::CompilationSettings& c = s.compilation;
   c.graphs = graphs;
   c.spec = options::spec_options(v);
-  c.use_fp16 = v.get_flag("use_fp16");
   c.shared_buffer = v.get_flag("shared_buffer");
-  c.enable_x86_64 = v.get_flag("enable_x86_64");
   c.backend_fuse_kv = v.get_flag("backend_fuse_kv");
-  c.backend = v.get_string("backend");
   c.lowering = v.get_optional_string("lowering");
   c.recorded_options = recorded_options(v);
 

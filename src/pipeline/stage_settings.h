@@ -85,13 +85,11 @@ struct QuantizationSettings {
 
 struct CompilationSettings {
   GraphShapeSettings graphs;
-  // The compile spec's options (soc, backend, x86, fp16, profiling, ...).
+  // The compile spec's options (soc, backend, x86, fp16, profiling, ...): their only copy here.
+  // The compilation stage sets spec.use_fp16 for a float program on HTP.
   options::SpecOptions spec;
-  bool use_fp16 = false;  // -F; the compilation stage sets it for a float program on HTP
   bool shared_buffer = false;
-  bool enable_x86_64 = false;
   bool backend_fuse_kv = false;
-  std::string backend = "htp";
   std::optional<std::string> lowering;  // --lowering; default: options::effective_lowering
   // What manifest.json records as "options" (orchestrator::recorded_options).
   nlohmann::json recorded_options = nlohmann::json::object();

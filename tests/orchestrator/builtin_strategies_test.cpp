@@ -181,7 +181,7 @@ TEST_F(BuiltinStrategies, StagesRunAloneOnTypedInputs) {
   cin.artifact_dir = out.path();
   cin.settings.graphs = graphs;
   cin.settings.spec.soc_model = "SM8650";
-  cin.settings.spec.enable_x86_64 = cin.settings.enable_x86_64 = true;
+  cin.settings.spec.enable_x86_64 = true;
   const auto compiled = comp.invoke(ctx, cin);
   EXPECT_TRUE(fs::exists(compiled.artifact_paths.at(pipeline::ArtifactKey::kTextDecoder)));
 

@@ -46,11 +46,10 @@ TEST(StageSettings, DefaultsAreTheOptionTables) {
   EXPECT_EQ(s.inference.attention_sink, std::nullopt);
 
   const pipeline::CompilationSettings k;
-  EXPECT_EQ(s.compilation.backend, k.backend);
   EXPECT_EQ(s.compilation.spec.backend, k.spec.backend);
   EXPECT_EQ(s.compilation.spec.htp_performance_mode, k.spec.htp_performance_mode);
   EXPECT_EQ(s.compilation.spec.profile_level, k.spec.profile_level);
-  EXPECT_EQ(s.compilation.use_fp16, k.use_fp16);
+  EXPECT_EQ(s.compilation.spec.use_fp16, k.spec.use_fp16);
   EXPECT_EQ(s.quantization.seq_mse_candidates, pipeline::QuantizationSettings().seq_mse_candidates);
 }
 
@@ -97,7 +96,7 @@ TEST(StageSettings, ConfigFileAndCommandLineResolveToEachStagesFields) {
 
   EXPECT_EQ(s.compilation.spec.soc_model, "SM8650");
   EXPECT_TRUE(s.compilation.spec.enable_x86_64);
-  EXPECT_TRUE(s.compilation.enable_x86_64);
+  EXPECT_TRUE(s.compilation.spec.enable_x86_64);
   EXPECT_EQ(s.compilation.recorded_options.at("max_seq_len"), 128);
   EXPECT_FALSE(s.compilation.recorded_options.contains("json"));  // presentation only
 
