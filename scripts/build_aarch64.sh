@@ -40,23 +40,19 @@ unpack_source() {  # <source package> -> prints the unpacked folder
   echo "$out"
 }
 
-if [[ ! -f "$deps/lib/libhwy.a" ]]; then
-  echo "== highway (static, aarch64)"
-  src="$(unpack_source highway)"
-  cmake -S "$src" -B "$deps/build/highway" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$deps" -DBUILD_SHARED_LIBS=OFF \
-    -DHWY_ENABLE_CONTRIB=OFF -DHWY_ENABLE_EXAMPLES=OFF -DHWY_ENABLE_TESTS=OFF -DBUILD_TESTING=OFF >/dev/null
-  ninja -C "$deps/build/highway" -j"$jobs" install >/dev/null
-fi
-
-if [[ ! -f "$deps/lib/libfmt.a" ]]; then
-  echo "== fmt (static, aarch64)"
-  src="$(unpack_source fmtlib)"
-  cmake -S "$src" -B "$deps/build/fmt" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$deps" -DCMAKE_INSTALL_LIBDIR=lib \
-    -DBUILD_SHARED_LIBS=OFF -DFMT_TEST=OFF -DFMT_DOC=OFF -DFMT_INSTALL=ON >/dev/null
-  ninja -C "$deps/build/fmt" -j"$jobs" install >/dev/null
-fi
+# A CMake project from its Debian source package, built and installed into $deps unless its
+# archive is there: static_dep <archive> <source package> [cmake args...]
+static_dep() {
+  local archive="$1" pkg="$2" src; shift 2
+  [[ -f "$deps/lib/$archive" ]] && return 0
+  echo "== $pkg (static, aarch64)"
+  src="$(unpack_source "$pkg")"
+  cmake -S "$src" -B "$deps/build/$pkg" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$deps" -DBUILD_SHARED_LIBS=OFF "$@" >/dev/null
+  ninja -C "$deps/build/$pkg" -j"$jobs" install >/dev/null
+}
+static_dep libhwy.a highway -DHWY_ENABLE_CONTRIB=OFF -DHWY_ENABLE_EXAMPLES=OFF -DHWY_ENABLE_TESTS=OFF -DBUILD_TESTING=OFF
+static_dep libfmt.a fmtlib -DCMAKE_INSTALL_LIBDIR=lib -DFMT_TEST=OFF -DFMT_DOC=OFF -DFMT_INSTALL=ON
 
 if [[ ! -f "$deps/lib/libsentencepiece.a" ]]; then
   echo "== sentencepiece (static, aarch64)"
