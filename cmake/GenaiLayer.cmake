@@ -29,6 +29,12 @@ set(GENAI_CONTROL_PLANE_LAYERS options pipeline target modality eval orchestrato
 # (modality stays at -O1 under the sanitizers: at -O0 its encoders' glue made the multimodal
 # parity suites slower by more than it saved.)
 set(GENAI_SANITIZER_O0_LAYERS options pipeline target eval orchestrator compile pte runtime)
+# The layers genai_control_plane() lowers the optimization of, in this tree.
+if(GENAI_SANITIZE)
+  set(GENAI_LOW_OPT_LAYERS ${GENAI_SANITIZER_O0_LAYERS})
+else()
+  set(GENAI_LOW_OPT_LAYERS ${GENAI_CONTROL_PLANE_LAYERS})
+endif()
 # genai_control_plane(<target>): the optimization of a control-plane target (the layers above and
 # the genai executable, src/cli). Returns in <out_pch_kind> the precompiled-header kind to use:
 # a header precompiled at one -O level is invalid at another.
@@ -69,7 +75,7 @@ function(genai_layer name)
     target_include_directories(genai_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(genai_${name} PUBLIC ${ARG_DEPS})
     set(_pch_kind layer)
-    if(GENAI_SANITIZE AND name IN_LIST GENAI_SANITIZER_O0_LAYERS OR NOT GENAI_SANITIZE AND name IN_LIST GENAI_CONTROL_PLANE_LAYERS)
+    if(name IN_LIST GENAI_LOW_OPT_LAYERS)
       genai_control_plane(genai_${name} _level)
       set(_pch_kind layer${_level})
     endif()
