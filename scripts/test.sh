@@ -41,7 +41,8 @@ stage_done release
 
 echo "== ASan+UBSan build + tests"
 # -O1 and no debug information: reports name the functions of each frame (from the symbol table;
-# UBSan's also the line), and a tree rebuilt with -g gives the lines; -g1 cost a sixth more.
+# UBSan's also the line), and a tree rebuilt with -g gives the lines; -g1 cost a sixth more time
+# for the quant layer's unit.
 bash scripts/build.sh "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1" -DGENAI_SANITIZE=ON -DGENAI_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$root/build-asan" -LE "long|nosan" --output-on-failure -j2
