@@ -5,7 +5,8 @@
 # folder outside the source tree with the CPU's own vector extensions except AMX (the CPUs this
 # project lands on report AMX, but AMX code dies with SIGILL on them). Nothing of llama.cpp is
 # committed. The models are random-weight `genai synth` shapes (llama.cpp's quantized from the same
-# f32 GGUF by llama-quantize) and the default model. genai compiles each with a prefill AR of
+# GGUF by llama-quantize: f32 up to 1B, f16 for the 3-4B shapes, whose f32 file would be 12-15 GB)
+# and the default model. genai compiles each with a prefill AR of
 # --pp and a context of --context tokens (default --pp + --tg: the KV size llama-bench gives its
 # own runs, n_ctx = n_prompt + n_gen); its static graphs attend over that whole context at every
 # call, where llama.cpp attends over the filled part only.
@@ -40,8 +41,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 for s in $shapes; do
-  case $s in stories15m|smollm2-135m|llama3.2-1b|default) ;;
-    *) echo "vs_llamacpp.sh: --shapes: unknown shape '$s' (valid: stories15m smollm2-135m llama3.2-1b default)" >&2; exit 2 ;;
+  case $s in stories15m|smollm2-135m|llama3.2-1b|llama3.2-3b|phi-4-mini|default) ;;
+    *) echo "vs_llamacpp.sh: --shapes: unknown shape '$s' (valid: stories15m smollm2-135m llama3.2-1b llama3.2-3b phi-4-mini default)" >&2; exit 2 ;;
   esac
 done
 context=${context:-$((pp + tg))}
@@ -91,8 +92,10 @@ source_gguf() {  # shape -> the f32 (or shipped) GGUF both tools start from
     [[ -f $default_model ]] || bash "$root/scripts/fetch_default_model.sh" >&2
     echo "$default_model"
   else
-    local f=$models/$1.f32.gguf
-    [[ -f $f ]] || "$genai" synth --shape "$1" --format gguf --seed 1 --out "$f" >"$work/synth.log" 2>&1
+    local type=f32
+    case $1 in llama3.2-3b|phi-4-mini) type=f16 ;; esac
+    local f=$models/$1.$type.gguf
+    [[ -f $f ]] || "$genai" synth --shape "$1" --format gguf --weight_type "$type" --seed 1 --out "$f" >"$work/synth.log" 2>&1
     echo "$f"
   fi
 }

@@ -14,14 +14,18 @@ namespace {
 CommandAction setup_synth(CLI::App& sub) {
   auto req = std::make_shared<SynthRequest>();
   auto json_out = std::make_shared<bool>(false);
-  sub.add_option("--shape", req->shape, "Model shape: tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b")
-      ->capture_default_str();
-  sub.add_option("--arch", req->arch, "Architecture: " + supported_architectures() + "; or smolvlm, internvl3, granite_speech (multimodal folders, --format hf)")->capture_default_str();
+  std::string shapes;
+  for (const std::string& s : synth_shape_names()) shapes += (shapes.empty() ? "" : ", ") + s;
+  sub.add_option("--shape", req->shape, "Model shape: " + shapes)->capture_default_str();
+  sub.add_option("--arch", req->arch,
+                 "Architecture (default: the shape's own, phi3 for phi-4-mini and llama for the others): " +
+                     supported_architectures() + "; or smolvlm, internvl3, granite_speech (multimodal folders, --format hf)");
   sub.add_option("--format", req->format, "Checkpoint format: gguf, hf (folder), llama2c (.bin + tokenizer.bin)")
       ->capture_default_str();
   sub.add_option("--seed", req->seed, "Seed of the random weights and vocabulary")->capture_default_str();
   sub.add_option("--out", req->out, "Output file (gguf, llama2c) or folder (hf)")->required();
-  sub.add_option("--weight_type", req->weight_type, "Stored weight type (gguf only): f32, f16, q8_0, q4_0")
+  sub.add_option("--weight_type", req->weight_type,
+                 "Stored weight type: f32, f16, bf16, q8_0, q4_0 (gguf); f32, f16, bf16 (hf); f32 (llama2c)")
       ->capture_default_str();
   sub.add_flag("--json", *json_out, "Print a JSON summary on stdout");
   return [req, json_out]() {
@@ -30,7 +34,7 @@ CommandAction setup_synth(CLI::App& sub) {
     if (*json_out) {
       nlohmann::json j = {{"checkpoint", r.checkpoint.string()}, {"tokenizer", r.tokenizer.string()},
                           {"format", req->format},             {"shape", req->shape},
-                          {"arch", find_architecture(req->arch) ? std::string(architecture_name(r.config.arch)) : req->arch},
+                          {"arch", req->arch.empty() || find_architecture(req->arch) ? std::string(architecture_name(r.config.arch)) : req->arch},
                           {"weight_type", req->weight_type},   {"seed", req->seed},
                           {"parameters", r.parameters}};
       std::printf("%s\n", j.dump().c_str());

@@ -38,6 +38,14 @@ constexpr const char* kChatMlTemplate =
     "{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
 
+// --weight_type of a Hugging Face folder: its safetensors dtype.
+DType hf_weight_dtype(const std::string& weight_type) {
+  if (weight_type == "f32") return DType::kF32;
+  if (weight_type == "f16") return DType::kF16;
+  if (weight_type == "bf16") return DType::kBF16;
+  throw_input_error("--weight_type: '{}' is not supported for --format hf (valid: f32, f16, bf16)", weight_type);
+}
+
 }  // namespace
 
 void set_phi4_mini_rope(ModelConfig& c) {
@@ -82,12 +90,49 @@ void set_gemma4_features(ModelConfig& c) {
   c.ple_vocab = c.vocab_size;
 }
 
-std::vector<std::string> synth_shape_names() {
-  return {"tiny", "stories15m", "smollm2-135m", "smollm2-360m", "llama3.2-1b"};
+namespace {
+
+// One row per shape: the real model's decoder dimensions and the architecture it is.
+struct ShapeRow {
+  const char* name;
+  const char* arch;  // the shape's own architecture, when --arch is not given
+  int64_t dim, layers, heads, kv_heads, ffn, vocab, context;
+  bool tied;
+  float theta;
+  bool llama3_rope;  // Llama 3's rope scaling (factor 32 over an original context of 8192)
+};
+
+constexpr ShapeRow kShapes[] = {
+    {"tiny", "llama", 64, 2, 4, 2, 160, 512, 128, false, 10000.0f, false},
+    {"stories15m", "llama", 288, 6, 6, 6, 768, 32000, 256, false, 10000.0f, false},
+    {"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 2048, true, 100000.0f, false},
+    {"smollm2-360m", "llama", 960, 32, 15, 5, 2560, 49152, 2048, true, 100000.0f, false},  // SmolVLM-500M's text model
+    {"llama3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 2048, true, 500000.0f, true},
+    {"llama3.2-3b", "llama", 3072, 28, 24, 8, 8192, 128256, 2048, true, 500000.0f, true},
+    // Phi-4-mini-instruct (3.8B): partial rotary and longrope come with the phi3 architecture.
+    {"phi-4-mini", "phi3", 3072, 32, 24, 8, 8192, 200064, 2048, true, 10000.0f, false},
+};
+
+const ShapeRow& shape_row(const std::string& shape) {
+  for (const ShapeRow& row : kShapes)
+    if (shape == row.name) return row;
+  std::string valid;
+  for (const ShapeRow& row : kShapes) valid += (valid.empty() ? "" : ", ") + std::string(row.name);
+  throw_input_error("--shape: '{}' is not a known shape (valid: {})", shape, valid);
 }
 
-ModelConfig synth_config(const std::string& shape, const std::string& arch) {
+}  // namespace
+
+std::vector<std::string> synth_shape_names() {
+  std::vector<std::string> names;
+  for (const ShapeRow& row : kShapes) names.emplace_back(row.name);
+  return names;
+}
+
+ModelConfig synth_config(const std::string& shape, const std::string& arch_given) {
   ModelConfig c;
+  const ShapeRow& row = shape_row(shape);
+  const std::string arch = arch_given.empty() ? row.arch : arch_given;
   const ArchitectureInfo* info = find_architecture(arch);  // HF's model_type, its family name, or llama.cpp's name
   if (!info) info = find_architecture(arch + "_text");    // gemma4 -> gemma4_text
   if (!info) info = find_gguf_architecture(arch);
@@ -95,34 +140,17 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   c.arch = info->arch;
   c.qkv_bias = info->qkv_bias;
   c.qk_norm = info->qk_norm;
-  auto set = [&](int64_t dim, int64_t layers, int64_t heads, int64_t kv, int64_t ffn, int64_t vocab, int64_t ctx,
-                 bool tied, float theta) {
-    c.dim = dim;
-    c.n_layers = layers;
-    c.n_heads = heads;
-    c.n_kv_heads = kv;
-    c.head_dim = dim / heads;
-    c.ffn_dim = ffn;
-    c.vocab_size = vocab;
-    c.max_positions = ctx;
-    c.tied_embeddings = tied;
-    c.rope_theta = theta;
-  };
-  if (shape == "tiny") {
-    set(64, 2, 4, 2, 160, 512, 128, false, 10000.0f);
-  } else if (shape == "stories15m") {
-    set(288, 6, 6, 6, 768, 32000, 256, false, 10000.0f);
-  } else if (shape == "smollm2-135m") {
-    set(576, 30, 9, 3, 1536, 49152, 2048, true, 100000.0f);
-  } else if (shape == "smollm2-360m") {  // SmolVLM-500M's text model
-    set(960, 32, 15, 5, 2560, 49152, 2048, true, 100000.0f);
-  } else if (shape == "llama3.2-1b") {
-    set(2048, 16, 32, 8, 8192, 128256, 2048, true, 500000.0f);
-    c.rope_scaling = {32.0f, 1.0f, 4.0f, 8192};
-  } else {
-    throw_input_error("--shape: '{}' is not a known shape (valid: tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b)",
-                      shape);
-  }
+  c.dim = row.dim;
+  c.n_layers = row.layers;
+  c.n_heads = row.heads;
+  c.n_kv_heads = row.kv_heads;
+  c.head_dim = row.dim / row.heads;
+  c.ffn_dim = row.ffn;
+  c.vocab_size = row.vocab;
+  c.max_positions = row.context;
+  c.tied_embeddings = row.tied;
+  c.rope_theta = row.theta;
+  if (row.llama3_rope) c.rope_scaling = {32.0f, 1.0f, 4.0f, 8192};
   if (c.arch == Architecture::kGranite) {  // Granite 3.3's multipliers; attention 1 / head_dim as there
     c.embedding_multiplier = 12.0f;
     c.residual_multiplier = 0.22f;
@@ -164,7 +192,7 @@ ModelConfig synth_config(const std::string& shape, const std::string& arch) {
   c.norm_eps = c.arch == Architecture::kLlama || c.arch == Architecture::kPhi3 ? 1e-5f : 1e-6f;
   c.bos_id = 1;
   c.eos_id = 2;
-  c.name = fmt::format("synth-{}{}", shape, c.arch == Architecture::kLlama ? "" : "-" + std::string(info->name));
+  c.name = fmt::format("synth-{}{}", shape, std::string(info->name) == row.arch ? "" : "-" + std::string(info->name));
   c.validate("synth " + shape);
   return c;
 }
@@ -278,7 +306,7 @@ constexpr const char* kGraniteTemplate =
 SynthResult write_synth_speech(const SynthRequest& r) {
   if (r.format != "hf")
     throw_input_error("--format: '{}' cannot hold a speech model (valid for --arch granite_speech: hf)", r.format);
-  if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+  const DType dtype = hf_weight_dtype(r.weight_type);
   SynthResult res;
   res.config = synth_config(r.shape, "granite");
   ModelConfig& c = res.config;
@@ -299,7 +327,7 @@ SynthResult write_synth_speech(const SynthRequest& r) {
   const SpeechTower tower = synth_speech_tower(r.shape, c, audio_id, r.seed);
   for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
   for (const auto& spec : speech_tower_weights(tower.config)) res.parameters += shape_numel(spec.shape);
-  write_hf_model(r.out, c, synth_weights(c, r.seed), DType::kF32, &vocab, uint64_t{2} << 30, nullptr, &tower);
+  write_hf_model(r.out, c, synth_weights(c, r.seed), dtype, &vocab, uint64_t{2} << 30, nullptr, &tower);
   const nlohmann::json extractor = {{"feature_extractor_type", "GraniteSpeechFeatureExtractor"},
                                     {"melspec_kwargs", {{"hop_length", 160}, {"n_fft", 512}, {"n_mels", 80},
                                                         {"sample_rate", 16000}, {"win_length", 400}}},
@@ -327,7 +355,7 @@ constexpr const char* kInternVlTemplate =
 SynthResult write_synth_vision_language(const SynthRequest& r, VisionFamily family) {
   if (r.format != "hf")
     throw_input_error("--format: '{}' cannot hold a vision-language model (valid for --arch {}: hf)", r.format, r.arch);
-  if (r.weight_type != "f32") throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+  const DType dtype = hf_weight_dtype(r.weight_type);
   const bool internvl = family == VisionFamily::kInternVl;
   SynthResult res;
   res.config = synth_config(r.shape, internvl ? "qwen2" : "llama");
@@ -349,7 +377,7 @@ SynthResult write_synth_vision_language(const SynthRequest& r, VisionFamily fami
   const VisionTower tower = synth_vision_tower(r.shape, c, image_id, r.seed, family);
   for (const auto& spec : expected_weights(c)) res.parameters += shape_numel(spec.shape);
   for (const auto& spec : vision_tower_weights(tower.config)) res.parameters += shape_numel(spec.shape);
-  write_hf_model(r.out, c, synth_weights(c, r.seed), DType::kF32, &vocab, uint64_t{2} << 30, &tower);
+  write_hf_model(r.out, c, synth_weights(c, r.seed), dtype, &vocab, uint64_t{2} << 30, &tower);
   const int64_t tile = tower.config.image_size;
   nlohmann::json processor = {{"do_convert_rgb", true}, {"do_normalize", true}, {"do_rescale", true},
                               {"do_resize", true},      {"rescale_factor", 1.0 / 255.0}};
@@ -396,25 +424,24 @@ SynthResult write_synth_model(const SynthRequest& r) {
 
   if (r.format == "gguf") {
     auto type = ggml_type_from_name(r.weight_type);
-    if (!type || !(*type == GgmlType::kF32 || *type == GgmlType::kF16 || *type == GgmlType::kQ8_0 ||
-                   *type == GgmlType::kQ4_0))
-      throw_input_error("--weight_type: '{}' is not supported for gguf (valid: f32, f16, q8_0, q4_0)", r.weight_type);
+    if (!type || !(*type == GgmlType::kF32 || *type == GgmlType::kF16 || *type == GgmlType::kBF16 ||
+                   *type == GgmlType::kQ8_0 || *type == GgmlType::kQ4_0))
+      throw_input_error("--weight_type: '{}' is not supported for gguf (valid: f32, f16, bf16, q8_0, q4_0)", r.weight_type);
     BpeVocab vocab = make_synthetic_bpe_vocab(vocab_size, r.seed);
     if (vocab.chat_template.empty()) vocab.chat_template = kChatMlTemplate;
     write_gguf_model(r.out, c, weights, *type, vocab);
     res.checkpoint = r.out;
     res.tokenizer = r.out;
   } else if (r.format == "hf") {
-    if (r.weight_type != "f32")
-      throw_input_error("--weight_type: '{}' is only for --format gguf (hf writes f32)", r.weight_type);
+    const DType dtype = hf_weight_dtype(r.weight_type);
     BpeVocab vocab = make_synthetic_bpe_vocab(vocab_size, r.seed);
     if (vocab.chat_template.empty()) vocab.chat_template = kChatMlTemplate;
-    write_hf_model(r.out, c, weights, DType::kF32, &vocab);
+    write_hf_model(r.out, c, weights, dtype, &vocab);
     res.checkpoint = r.out;
     res.tokenizer = r.out / "tokenizer.json";
   } else if (r.format == "llama2c") {
     if (r.weight_type != "f32")
-      throw_input_error("--weight_type: '{}' is only for --format gguf (llama2c writes f32)", r.weight_type);
+      throw_input_error("--weight_type: '{}' is not supported for --format llama2c (valid: f32)", r.weight_type);
     SpmVocab vocab = make_synthetic_spm_vocab(vocab_size, r.seed);
     write_llama2c_model(r.out, c, weights, &vocab);
     res.checkpoint = r.out;

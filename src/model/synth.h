@@ -13,13 +13,14 @@
 
 namespace genai {
 
-// "tiny", "stories15m", "smollm2-135m", "smollm2-360m", "llama3.2-1b".
+// "tiny", "stories15m", "smollm2-135m", "smollm2-360m", "llama3.2-1b", "llama3.2-3b", "phi-4-mini".
 std::vector<std::string> synth_shape_names();
-// The shape's config for architecture `arch` (model_config.h's names), with the family's features
+// The shape's config for architecture `arch` (model_config.h's names; empty: the shape's own,
+// llama for every shape but phi-4-mini, which is phi3), with the family's features
 // on: qwen2's biases, qwen3's q/k norms, Granite 3.3's multipliers, SmolLM3's NoPE layers (at
 // least 4 layers, so one of them has none), Phi-4-mini's partial rotary and longrope. Unknown names are
 // InputErrors listing the valid ones.
-ModelConfig synth_config(const std::string& shape, const std::string& arch = "llama");
+ModelConfig synth_config(const std::string& shape, const std::string& arch = "");
 
 // Deterministic weights for `config`: each tensor drawn from its own stream (seed + name), so a
 // tensor does not depend on which others are generated. Matrices ~ N(0, 0.02²), norms 1 + N(0,
@@ -56,9 +57,10 @@ SpeechTower synth_speech_tower(const std::string& shape, const ModelConfig& text
 
 struct SynthRequest {
   std::string shape = "tiny";
-  std::string arch = "llama";      // an architecture, or smolvlm / internvl3 / granite_speech (multimodal folders, hf only)
+  std::string arch;                // an architecture (empty: the shape's own), or smolvlm / internvl3 /
+                                   // granite_speech (multimodal folders, hf only)
   std::string format = "gguf";     // gguf | hf | llama2c
-  std::string weight_type = "f32"; // gguf: f32 | f16 | q8_0 | q4_0; other formats: f32
+  std::string weight_type = "f32"; // gguf: f32 | f16 | bf16 | q8_0 | q4_0; hf: f32 | f16 | bf16; llama2c: f32
   uint64_t seed = 0;
   std::filesystem::path out;       // gguf / llama2c: file; hf: directory
 };

@@ -161,13 +161,16 @@ TEST(BadInput, CliExitCodes) {
   testing::TempDir dir;
   auto r = testing::run_genai({"synth", "--shape", "huge", "--out", dir.file("x.gguf")});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_HAS(r.err, "tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b");
+  EXPECT_HAS(r.err, "tiny, stories15m, smollm2-135m, smollm2-360m, llama3.2-1b, llama3.2-3b, phi-4-mini");
   r = testing::run_genai({"synth", "--format", "onnx", "--out", dir.file("x")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_HAS(r.err, "gguf, hf, llama2c");
   r = testing::run_genai({"synth", "--format", "gguf", "--weight_type", "q5_k", "--out", dir.file("x.gguf")});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_HAS(r.err, "f32, f16, q8_0, q4_0");
+  EXPECT_HAS(r.err, "f32, f16, bf16, q8_0, q4_0");
+  r = testing::run_genai({"synth", "--format", "hf", "--weight_type", "q8_0", "--out", dir.file("hf")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_HAS(r.err, "--format hf (valid: f32, f16, bf16)");
   r = testing::run_genai({"synth", "--format", "llama2c", "--arch", "qwen2", "--out", dir.file("m.bin")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_HAS(r.err, "llama2.c");

@@ -1,5 +1,6 @@
 // load_model over every checkpoint format: configs, canonical weights (q/k un-permuted), tokenizers,
 // files written by llama.cpp's Python `gguf` package, and cross-format logits.
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -119,19 +120,44 @@ TEST_F(Synthetic, F32WeightsAreViewsIntoTheFile) {
   EXPECT_TRUE(l.weights.get("model.layers.1.mlp.down_proj.weight").is_view());
 }
 
+// Tolerance of a stored weight type on N(0, 0.02²) weights: half an ulp of |w| < 0.1 for the
+// float types, half a block step for the quantized ones.
+float weight_type_tolerance(const std::string& type) {
+  return type == "f16" ? 1e-4f : type == "bf16" ? 4e-4f : type == "q8_0" ? 2e-3f : 2.5e-2f;
+}
+
 TEST(LoadModel, QuantizedGgufIsCloseToTheFloatWeights) {
-  for (const std::string type : {"f16", "q8_0", "q4_0"}) {
+  for (const std::string type : {"f16", "bf16", "q8_0", "q4_0"}) {
     SCOPED_TRACE(type);
     testing::TempDir dir;
     const auto path = synth(dir, "gguf", "llama", type).checkpoint;
     GgufFile f = GgufFile::open(path);
-    EXPECT_EQ(ggml_type_name(f.find_tensor("blk.0.attn_q.weight")->type), type == "f16" ? "F16" : type == "q8_0" ? "Q8_0" : "Q4_0");
+    std::string upper = type;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(ggml_type_name(f.find_tensor("blk.0.attn_q.weight")->type), upper);
     EXPECT_EQ(f.find_tensor("blk.0.attn_norm.weight")->type, GgmlType::kF32);
     Model m = load_model(path);
-    const float tol = type == "f16" ? 1e-4f : type == "q8_0" ? 2e-3f : 2.5e-2f;
+    const float tol = weight_type_tolerance(type);
     const float diff = max_weight_diff(m.config, m.weights, 5);
     EXPECT_GT(diff, 0.0f);
     EXPECT_LT(diff, tol);
+  }
+}
+
+TEST(LoadModel, HalfPrecisionHfFolderIsCloseToTheFloatWeights) {
+  for (const std::string type : {"f16", "bf16"}) {
+    SCOPED_TRACE(type);
+    testing::TempDir dir;
+    const SynthResult s = synth(dir, "hf", "llama", type);
+    const SafetensorsFile file = SafetensorsFile::open(s.checkpoint / "model.safetensors");
+    const SafetensorsEntry* q = file.find("model.layers.0.self_attn.q_proj.weight");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->dtype, type == "f16" ? DType::kF16 : DType::kBF16);
+    Model m = load_model(s.checkpoint);
+    const float diff = max_weight_diff(m.config, m.weights, 5);
+    EXPECT_GT(diff, 0.0f);
+    // Norm weights (around 1) are stored in the folder's type too: half an ulp below 2.
+    EXPECT_LE(diff, type == "f16" ? 0x1p-11f : 0x1p-8f);
   }
 }
 

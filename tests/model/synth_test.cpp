@@ -96,6 +96,27 @@ TEST(Synth, ShapesMatchTheRealModels) {
   EXPECT_FLOAT_EQ(l.rope_theta, 500000.0f);
   EXPECT_FLOAT_EQ(l.rope_scaling.factor, 32.0f);
   EXPECT_EQ(l.rope_scaling.original_max_positions, 8192);
+  auto l3 = synth_config("llama3.2-3b");
+  EXPECT_EQ(l3.dim, 3072);
+  EXPECT_EQ(l3.n_layers, 28);
+  EXPECT_EQ(l3.n_heads, 24);
+  EXPECT_EQ(l3.n_kv_heads, 8);
+  EXPECT_EQ(l3.head_dim, 128);
+  EXPECT_EQ(l3.ffn_dim, 8192);
+  EXPECT_FLOAT_EQ(l3.rope_scaling.factor, 32.0f);
+  // phi-4-mini is phi3 unless told otherwise: 3/4 of each head rotates, longrope.
+  auto phi = synth_config("phi-4-mini");
+  EXPECT_EQ(phi.arch, Architecture::kPhi3);
+  EXPECT_EQ(phi.name, "synth-phi-4-mini");
+  EXPECT_EQ(phi.dim, 3072);
+  EXPECT_EQ(phi.n_layers, 32);
+  EXPECT_EQ(phi.n_kv_heads, 8);
+  EXPECT_EQ(phi.vocab_size, 200064);
+  EXPECT_EQ(phi.rotary_dim, 96);
+  EXPECT_FALSE(phi.long_rope.long_factor.empty());
+  EXPECT_TRUE(phi.tied_embeddings);
+  EXPECT_EQ(synth_config("phi-4-mini", "llama").arch, Architecture::kLlama);
+  EXPECT_EQ(synth_config("phi-4-mini", "llama").name, "synth-phi-4-mini-llama");
   auto q = synth_config("tiny", "qwen2");
   EXPECT_TRUE(q.qkv_bias);
   int64_t params = 0;
