@@ -36,6 +36,15 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   return file;
 }
 
+void MappedFile::release(std::span<const uint8_t> range) const {
+  if (range.empty() || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) / page * page;
+  // Advice only: a failure leaves the pages resident, which is correct, merely larger.
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

@@ -24,6 +24,11 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::filesystem::path& path() const { return path_; }
+  // Drops the whole pages inside `range` (a part of this map) from the process's resident set.
+  // The map is read-only, so the next read of them faults the same bytes back in from the page
+  // cache: a caller that has converted a tensor calls this so the file's pages do not count
+  // towards its peak memory beside the converted copy.
+  void release(std::span<const uint8_t> range) const;
 
  private:
   MappedFile() = default;

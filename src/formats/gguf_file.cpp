@@ -103,7 +103,9 @@ int64_t GgufTensorInfo::numel() const {
 GgufFile GgufFile::open(const std::filesystem::path& path) {
   auto map = MappedFile::open(path);
   auto bytes = map->bytes();
-  return parse(bytes, path.string(), std::move(map));
+  GgufFile f = parse(bytes, path.string(), map);
+  f.map_ = std::move(map);
+  return f;
 }
 
 GgufFile GgufFile::parse(std::span<const uint8_t> bytes, std::string source, std::shared_ptr<const void> keepalive) {
@@ -325,6 +327,7 @@ Tensor GgufFile::tensor_f32(const GgufTensorInfo& t) const {
         for (int64_t i = begin; i < end; ++i) ggml_dequantize(type, src + i * row_bytes, dst + i * row, row);
       },
       std::max<int64_t>(1, 65536 / row));
+  if (map_) map_->release(bytes);
   return out;
 }
 

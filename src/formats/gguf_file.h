@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/tensor.h"
 #include "formats/ggml_types.h"
 #include "formats/gguf_value.h"
@@ -64,12 +65,14 @@ class GgufFile {
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   std::span<const uint8_t> tensor_bytes(const GgufTensorInfo& t) const;
   // float32 values in row-major shape: a view into the map when stored as F32 (and aligned),
-  // otherwise a dequantized owned copy (rows dequantized in parallel).
+  // otherwise a dequantized owned copy (rows dequantized in parallel), after which a file opened
+  // by open() releases the stored bytes' pages from the resident set (MappedFile::release).
   Tensor tensor_f32(const GgufTensorInfo& t) const;
 
  private:
   std::string source_;
   std::shared_ptr<const void> keepalive_;
+  std::shared_ptr<const MappedFile> map_;  // open()'s map; null for parse()d bytes
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kGgufDefaultAlignment;

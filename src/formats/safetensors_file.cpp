@@ -67,7 +67,9 @@ std::string_view safetensors_dtype_name(DType d) {
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   auto map = MappedFile::open(path);
   auto bytes = map->bytes();
-  return parse(bytes, path.string(), std::move(map));
+  SafetensorsFile f = parse(bytes, path.string(), map);
+  f.map_ = std::move(map);
+  return f;
 }
 
 SafetensorsFile SafetensorsFile::parse(std::span<const uint8_t> bytes, std::string source,
@@ -171,7 +173,11 @@ Tensor SafetensorsFile::tensor_f32(const SafetensorsEntry& e) const {
   if (e.dtype != DType::kF32 && e.dtype != DType::kF16 && e.dtype != DType::kBF16)
     throw_input_error("{}: tensor {}: dtype {} cannot be used as float weights (expected F32, F16 or BF16)", source_,
                       e.name, e.dtype_name);
-  return tensor(e).to_f32();
+  Tensor t = tensor(e);
+  if (t.dtype() == DType::kF32) return t;
+  Tensor out = t.to_f32();
+  if (map_) map_->release(tensor_bytes(e));
+  return out;
 }
 
 void write_safetensors(const std::filesystem::path& path, std::vector<SafetensorsTensorToWrite> tensors,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/tensor.h"
 
 namespace genai {
@@ -40,12 +41,14 @@ class SafetensorsFile {
   std::span<const uint8_t> tensor_bytes(const SafetensorsEntry& e) const;
   // The stored tensor as a view (any dtype). Copies only when the data is misaligned.
   Tensor tensor(const SafetensorsEntry& e) const;
-  // float32: a view when stored as aligned F32, else a converted copy (F16, BF16).
+  // float32: a view when stored as aligned F32, else a converted copy (F16, BF16), after which a
+  // file opened by open() releases the stored bytes' pages from the resident set.
   Tensor tensor_f32(const SafetensorsEntry& e) const;
 
  private:
   std::string source_;
   std::shared_ptr<const void> keepalive_;
+  std::shared_ptr<const MappedFile> map_;  // open()'s map; null for parse()d bytes
   std::span<const uint8_t> data_;
   std::vector<SafetensorsEntry> tensors_;
   std::map<std::string, size_t> index_;
