@@ -123,7 +123,7 @@ void add_eval_options(std::vector<OptionSpec>& t) {
   own("embedding_quantize", std::nullopt,
       "The embedding table at 'bits,group' (bits 4 or 8; group 0: per row), e.g. 4,32");
   own("calib_samples", std::nullopt,
-      "Calibration text: JSON lists of strings or plain text files (default: sampled from the model)");
+      "Calibration text: JSON lists of strings or plain text files (default: a built-in English text)");
   // The calibration windows, which the pipeline's quantization reads too (pipeline::CalibrationSettings).
   t.push_back(ours(note(opt("calib_len", T::kInt, int64_t{128}, "Tokens per calibration window", P | C | E),
                         "calibration window length (at most the context length)")));

@@ -1,8 +1,8 @@
 // Upstream's cross-option rules (llama.py export_llama), as InputErrors naming the options.
 //
 // Deliberate difference: upstream also requires calibration data (--calib_tasks, --calib_samples
-// or --calib_hf_dataset) when compiling. Natively, calibration falls back to text sampled from the
-// float model, so that rule is not enforced.
+// or --calib_hf_dataset) when compiling. Natively, calibration falls back to a built-in English
+// text (quant/calibration_text.h), so that rule is not enforced.
 #pragma once
 
 #include <cstdint>

@@ -25,7 +25,7 @@ int64_t decode_ar_len(const pipeline::GraphShapeSettings& graphs);
 // --prefill_ar_len, the decode AR length.
 graph::DecoderGraphOptions decoder_graph_options(const pipeline::GraphShapeSettings& graphs);
 graph::DecoderGraphOptions decoder_graph_options(const options::OptionValues& values);
-// Calibration text: --calib_samples files (else text sampled from the float model), --seed;
+// Calibration text: --calib_samples files (else the built-in text), --seed;
 // --calib_max_windows windows of --calib_len tokens (at most the context length), ranges by
 // --calib_range: the options and defaults `genai eval` calibrates with.
 quant::CalibrationOptions calibration_options(const pipeline::CalibrationSettings& calibration);

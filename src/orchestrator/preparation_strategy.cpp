@@ -64,7 +64,7 @@ class ModelPreparation final : public ModelPreparationStrategy {
       out.calibration_data = quant::calibration_windows(*model, co);
       notes["calibration_windows"] = out.calibration_data->size();
       notes["calibration_tokens"] = co.context_len;
-      notes["calibration_source"] = co.sample_files.empty() ? "sampled from the float model" : "--calib_samples";
+      notes["calibration_source"] = co.sample_files.empty() ? "built-in text" : "--calib_samples";
     }
 
     const ModelConfig& c = model->config;

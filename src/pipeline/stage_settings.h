@@ -42,7 +42,7 @@ struct GraphShapeSettings {
 };
 
 // The calibration text: --calib_len tokens per window (at most the context), --calib_max_windows,
-// --calib_range, --calib_samples files (else text sampled from the float model), --seed.
+// --calib_range, --calib_samples files (else the built-in text), --seed.
 struct CalibrationSettings {
   int64_t calib_len = 128;
   int64_t max_windows = 2;

@@ -1,5 +1,7 @@
 #include "quant/calibration.h"
 
+#include "quant/calibration_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -50,9 +52,12 @@ std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const 
         stream.insert(stream.end(), ids.begin(), ids.end());
       }
     if (stream.empty()) throw_input_error("--calib_samples: the files hold no tokens");
+  } else if (model.tokenizer) {
+    stream = model.tokenizer->encode(default_calibration_text(), model.tokenizer->add_bos_by_default());
   } else {
-    // Text the model itself finds likely: cheap, always available, and in distribution. One
-    // sequence per window, each from BOS, so every window starts where real text starts.
+    // No tokenizer to read text with (models built in memory): text the model itself finds likely,
+    // one sequence per window from BOS, so every window starts where text starts. This decodes
+    // one token at a time, which is why a checkpoint (always with a tokenizer) reads the text.
     ReferenceDecoder ref(model);
     Sampler sampler(SamplerConfig{o.temperature, 0.95f, o.seed});
     const int32_t bos =

@@ -18,7 +18,8 @@ struct CalibrationOptions {
   int64_t max_windows = 4;    // at most this many windows are run
   // --calib_samples: JSON files holding a list of strings (as upstream), or plain text files.
   std::vector<std::filesystem::path> sample_files;
-  // Without sample files: max_windows sequences sampled from the float model from BOS.
+  // Without sample files: the built-in text (quant/calibration_text.h); for a model without a
+  // tokenizer, max_windows sequences sampled from the float model from BOS.
   float temperature = 0.8f;
   uint64_t seed = 0;
   // kMse runs the windows twice (min/max, then histograms) and picks clipping ranges by MSE.
@@ -30,9 +31,11 @@ struct CalibrationOptions {
 // holds a non-string.
 std::vector<std::string> read_calibration_texts(const std::filesystem::path& file);
 
-// Windows of exactly context_len tokens: the sample texts (each with BOS when the tokenizer adds
-// one) concatenated, cut into windows, the last completed by wrapping around to the start; or,
-// with no files, max_windows sequences of context_len tokens sampled from the float reference.
+// Windows of exactly context_len tokens: the sample texts, else the built-in calibration text
+// (each with BOS when the tokenizer adds one) concatenated, cut into windows, the last completed
+// by wrapping around to the start; with neither files nor a tokenizer, max_windows sequences of
+// context_len tokens sampled from the float reference. The windows then run through the
+// calibration graph as whole AR-N prefills (calibrate), never a token at a time.
 std::vector<std::vector<int32_t>> calibration_windows(const Model& model, const CalibrationOptions& options);
 
 // Runs every window through `calibration_graph` (inputs tokens, atten_mask (causal), input_pos)

@@ -10,6 +10,8 @@
 #include "eval/quant_evaluation.h"
 #include "graph/random_model.h"
 #include "llm/graph_decoder.h"
+#include "model/synth.h"
+#include "quant/calibration_text.h"
 #include "quant/qdq_executor.h"
 #include "quant/quantize.h"
 
@@ -374,6 +376,40 @@ TEST(QuantCalibration, ReadsJsonListsAndPlainText) {
   EXPECT_EQ(read_calibration_texts(dir / "b.txt").size(), 1u);
   EXPECT_THROW(read_calibration_texts(dir / "c.json"), InputError);
   EXPECT_THROW(read_calibration_texts(dir / "missing.json"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+// A checkpoint calibrates on the built-in text, cut into whole windows in order (no token is
+// sampled); the windows are not the evaluation text's. A model without a tokenizer samples.
+TEST(QuantCalibration, CheckpointsReadTheBuiltInTextInOrder) {
+  const auto dir = std::filesystem::temp_directory_path() / "genai_quant_test_builtin_calib";
+  std::filesystem::create_directories(dir);
+  SynthRequest req;
+  req.out = dir / "tiny.gguf";
+  const Model model = load_model(write_synth_model(req).checkpoint);
+  ASSERT_NE(model.tokenizer, nullptr);
+  CalibrationOptions o;
+  o.context_len = 24;
+  o.max_windows = 3;
+  const auto windows = calibration_windows(model, o);
+  const std::vector<int32_t> ids =
+      model.tokenizer->encode(default_calibration_text(), model.tokenizer->add_bos_by_default());
+  ASSERT_GE(ids.size(), 72u);
+  ASSERT_EQ(windows.size(), 3u);
+  for (size_t w = 0; w < windows.size(); ++w)
+    EXPECT_EQ(windows[w], std::vector<int32_t>(ids.begin() + static_cast<std::ptrdiff_t>(24 * w),
+                                               ids.begin() + static_cast<std::ptrdiff_t>(24 * (w + 1))));
+  EXPECT_EQ(default_calibration_text().find(default_eval_text().substr(0, 40)), std::string::npos);
+
+  Model no_tokenizer = model;
+  no_tokenizer.tokenizer = nullptr;
+  o.max_windows = 2;
+  const auto sampled = calibration_windows(no_tokenizer, o);
+  ASSERT_EQ(sampled.size(), 2u);
+  for (const auto& w : sampled) {
+    EXPECT_EQ(w.size(), 24u);
+    EXPECT_EQ(w.front(), model.config.bos_id);
+  }
   std::filesystem::remove_all(dir);
 }
 
