@@ -60,11 +60,13 @@ CompiledWindows::~CompiledWindows() {
   std::filesystem::remove_all(dir_, ec);
 }
 
+int64_t CompiledWindows::max_window() const { return session_->max_context(); }
+
 WindowLogits CompiledWindows::window_logits() {
   return [this](std::span<const int32_t> tokens) {
-    if (static_cast<int64_t>(tokens.size()) > session_->prefill_ar_len())
-      throw_failure("eval: a window of {} tokens exceeds the program's prefill length {}", tokens.size(),
-                    session_->prefill_ar_len());
+    if (static_cast<int64_t>(tokens.size()) > session_->max_context())
+      throw_failure("eval: a window of {} tokens exceeds the program's context of {}", tokens.size(),
+                    session_->max_context());
     session_->reset();
     return session_->forward_all(tokens);
   };

@@ -1,6 +1,6 @@
 // The quantized side of `genai eval` run as a compiled program: the quantization stage's bundles
 // lowered by our HTP backend for the host, written to a private temporary directory, loaded by
-// the runtime and called once per window through prefill_forward. The program equals the QDQ
+// the runtime and run once per window through prefill_forward. The program equals the QDQ
 // reference (the parity tests hold it to that), and runs 20-30 times faster, so a 20,000-token
 // evaluation text takes seconds where the QDQ reference takes minutes.
 #pragma once
@@ -29,15 +29,21 @@ EvalProgramShape eval_program_shape(int64_t window);
 
 class CompiledWindows {
  public:
-  // `bundles`: kv_forward and prefill_forward of eval_program_shape(window), quantized.
+  // `bundles`: the quantized decoder graphs, e.g. of eval_program_shape(window) (`genai eval`:
+  // one prefill call per window, exactly the QDQ reference's full-autoregressive window) or the
+  // pipeline's own shape (a window longer than the prefill AR runs as consecutive prefill calls
+  // over the cache, as the deployed program runs a long prompt).
   CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles);
   ~CompiledWindows();
   CompiledWindows(const CompiledWindows&) = delete;
   CompiledWindows& operator=(const CompiledWindows&) = delete;
 
-  // Logits of a window (at most the prefill AR length), teacher-forced from position 0. Valid
+  // Logits of a window (at most the program's context), teacher-forced from position 0. Valid
   // while this object lives.
   WindowLogits window_logits();
+  // The longest window the program takes: its context, less a lookahead kv_forward's tree
+  // (DecoderScheduler::max_context).
+  int64_t max_window() const;
 
  private:
   std::filesystem::path dir_;

@@ -1,0 +1,52 @@
+// The pipeline's post-quantization check runs the deployed program's shape: a window longer than
+// the prefill AR goes through consecutive prefill calls over the quantized KV cache, as the device
+// runs a long prompt. It must give the QDQ reference's figures (full-autoregressive windows).
+#include <filesystem>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "eval/compiled_evaluation.h"
+#include "eval/quant_evaluation.h"
+#include "model/model.h"
+#include "model/synth.h"
+#include "quant/quantize.h"
+#include "support/cli_runner.h"
+
+namespace genai {
+namespace {
+
+TEST(CompiledWindows, ChunkedPrefillGivesTheReferenceFigures) {
+  testing::TempDir dir;
+  SynthRequest req;
+  req.out = dir.file("tiny.gguf");
+  auto model = std::make_shared<const Model>(load_model(write_synth_model(req).checkpoint));
+  quant::QuantizeOptions qo;
+  qo.mode = graph::ModelMode::kHybrid;
+  qo.max_context_len = 64;
+  qo.prefill_ar_len = 8;  // a window of 24 tokens is 3 prefill calls
+  qo.recipe = quant::recipe_from_spelling("16a8w");
+  qo.calibration.context_len = 32;
+  const quant::QuantizedModel q = quant::quantize_model(model, qo);
+
+  EvalOptions eo;
+  eo.max_context_len = 24;
+  eo.max_tokens = 96;
+  eo.prompt_eval = false;
+  eo.tensor_tokens = 0;
+  const EvalReport reference = evaluate_quantization(model, q.encodings.at("kv_forward"), eo);
+  eval::CompiledWindows program(*model, q.bundles);
+  eo.quantized_window = program.window_logits();
+  const EvalReport compiled = evaluate_quantization(model, q.encodings.at("kv_forward"), eo);
+
+  EXPECT_EQ(compiled.eval_tokens, 4 * 23);
+  EXPECT_EQ(compiled.eval_tokens, reference.eval_tokens);
+  EXPECT_DOUBLE_EQ(compiled.perplexity_float, reference.perplexity_float);
+  EXPECT_DOUBLE_EQ(compiled.perplexity_quantized, reference.perplexity_quantized);
+  EXPECT_DOUBLE_EQ(compiled.sqnr_db, reference.sqnr_db);
+  EXPECT_EQ(compiled.top1_agreed, reference.top1_agreed);
+  EXPECT_GT(compiled.sqnr_db, 10.0);
+}
+
+}  // namespace
+}  // namespace genai
