@@ -23,6 +23,7 @@
   X(quantize_floor, QuantizeFloorImpl, (const float* x, int64_t n, const QParams& p, ActType t, void* q),       \
     (x, n, p, t, q))                                                                                             \
   X(round_to_f16, RoundToF16Impl, (float* x, int64_t n), (x, n))                                                \
+  X(widen_f16, WidenF16Impl, (const uint16_t* h, int64_t n, float* x), (h, n, x))                                \
   X(add_q, AddQImpl,                                                                                             \
     (const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,            \
      const HtpAdd& p, ActType yt, void* y),                                                                      \

@@ -42,6 +42,10 @@ void round_to_f16(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = f16_to_f32(f32_to_f16(x[i]));
 }
 
+void widen_f16(const uint16_t* h, int64_t n, float* x) {
+  for (int64_t i = 0; i < n; ++i) x[i] = f16_to_f32(h[i]);
+}
+
 void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
   quantize_rounded<requantize_floor>(x, n, p, t, q);
 }
@@ -70,6 +74,12 @@ void round_to_f16(float* x, int64_t n) {
   if (n <= 0) return;
   if (use_simd()) simd::round_to_f16(x, n);
   else scalar::round_to_f16(x, n);
+}
+
+void widen_f16(const uint16_t* h, int64_t n, float* x) {
+  if (n <= 0) return;
+  if (use_simd()) simd::widen_f16(h, n, x);
+  else scalar::widen_f16(h, n, x);
 }
 
 }  // namespace genai::kernels

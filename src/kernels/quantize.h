@@ -29,5 +29,7 @@ void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x)
 // Float16 round trip in place (round to nearest even; beyond +-65504 becomes infinity): the fp16
 // program's "quantization".
 void round_to_f16(float* x, int64_t n);
+// IEEE half bits to float32 (exact): a 16-bit checkpoint's weights where an op reads them.
+void widen_f16(const uint16_t* h, int64_t n, float* x);
 
 }  // namespace genai::kernels

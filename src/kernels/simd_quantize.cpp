@@ -236,6 +236,18 @@ void RoundToF16Impl(float* x, int64_t n) {
 #endif
 }
 
+void WidenF16Impl(const uint16_t* h, int64_t n, float* x) {
+  int64_t i = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // Hardware conversion (F16C / AVX-512): exact, as every half is a float.
+  const DF df;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  for (; i + L <= n; i += L) hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(h + i))), df, x + i);
+#endif
+  if (i < n) scalar::widen_f16(h + i, n - i, x + i);
+}
+
 #endif  // HWY_TARGET == HWY_SCALAR
 
 }  // namespace HWY_NAMESPACE

@@ -3,11 +3,14 @@
 // fallback) against the scalar build, by forcing Highway's dispatch to one target at a time.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
+
+#include "core/half.h"
 
 #include "kernels/float_ops.h"
 #include "kernels/packed_linear.h"
@@ -189,6 +192,26 @@ void run_everything(uint32_t seed) {
     return y;
   });
   EXPECT_EQ(fa, fb) << "rms_norm/softmax/silu";
+  // widen_f16 (16-bit checkpoints' weights): every half value, its exact float (NaNs stay NaN;
+  // the hardware conversion quiets a signalling one), an odd count for the tail.
+  {
+    std::vector<uint16_t> all(65537);
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+    auto [wa, wb] = both_builds([&] {
+      std::vector<float> y(all.size());
+      widen_f16(all.data(), static_cast<int64_t>(all.size()), y.data());
+      return y;
+    });
+    for (size_t i = 0; i < all.size(); ++i) {
+      const float want = f16_to_f32(all[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(wa[i]) && std::isnan(wb[i])) << "widen_f16 " << i;
+      } else {
+        ASSERT_EQ(std::memcmp(&wa[i], &want, sizeof(float)), 0) << "scalar widen_f16 " << i;
+        ASSERT_EQ(std::memcmp(&wb[i], &want, sizeof(float)), 0) << "widen_f16 " << i;
+      }
+    }
+  }
   // linear_f32 (the float reference's linear): row and channel counts off the 4 x 2 tile, input
   // widths with and without a tail past the groups of 8, with and without bias.
   for (int64_t rows : {1, 3, 6})
