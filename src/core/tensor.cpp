@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/thread_pool.h"
 
 namespace genai {
 
@@ -70,12 +71,17 @@ Tensor Tensor::to_f32() const {
   Tensor out = Tensor::zeros(DType::kF32, shape_);
   float* dst = out.mutable_data<float>();
   const int64_t n = numel();
+  const uint16_t* half = dtype_ == DType::kF16 || dtype_ == DType::kBF16 ? data<uint16_t>() : nullptr;
+  // Weights of 16-bit checkpoints are converted on every use (model/weights.h): in parallel.
+  constexpr int64_t kGrain = int64_t{1} << 16;
   switch (dtype_) {
     case DType::kF16:
-      for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(data<uint16_t>()[i]);
+      ThreadPool::global().parallel_for(
+          n, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) dst[i] = f16_to_f32(half[i]); }, kGrain);
       break;
     case DType::kBF16:
-      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(data<uint16_t>()[i]);
+      ThreadPool::global().parallel_for(
+          n, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) dst[i] = bf16_to_f32(half[i]); }, kGrain);
       break;
     case DType::kF64:
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(data<double>()[i]);

@@ -33,6 +33,8 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
   bool defined() const { return data_ != nullptr || numel() == 0; }
   bool is_view() const { return !writable_; }
+  // What keeps the bytes alive (a view's keepalive, or the owned buffer): for views of a part.
+  const std::shared_ptr<const void>& storage() const { return storage_; }
 
   const void* raw() const { return data_; }
   void* mutable_raw();  // throws for views

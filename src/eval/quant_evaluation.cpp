@@ -254,7 +254,7 @@ std::vector<TensorSqnr> layer_sensitivity(const Model& model, const quant::Recip
     for (const auto& [weight, result] : linears) {
       const quant::Scheme s = recipe.scheme_for(result);
       if (s.act == quant::QDType::kF16) continue;
-      const Tensor f = model.weights.get(weight).to_f32();
+      const Tensor f = model.weights.f32(weight);
       const quant::WeightEncoding e =
           quant::quantize_weight(weight, f.data<float>(), f.dim(0), f.dim(1), s.weight, s.block_size);
       const std::vector<float> dq = quant::dequantize_weight(e, f.data<float>());

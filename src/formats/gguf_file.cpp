@@ -331,6 +331,14 @@ Tensor GgufFile::tensor_f32(const GgufTensorInfo& t) const {
   return out;
 }
 
+Tensor GgufFile::tensor_float(const GgufTensorInfo& t) const {
+  auto bytes = tensor_bytes(t);
+  const DType half = t.type == GgmlType::kF16 ? DType::kF16 : t.type == GgmlType::kBF16 ? DType::kBF16 : DType::kF32;
+  if (half != DType::kF32 && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint16_t) == 0)
+    return Tensor::view(half, t.shape(), bytes.data(), keepalive_);
+  return tensor_f32(t);
+}
+
 bool is_gguf_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   uint32_t magic = 0;

@@ -68,6 +68,11 @@ class GgufFile {
   // otherwise a dequantized owned copy (rows dequantized in parallel), after which a file opened
   // by open() releases the stored bytes' pages from the resident set (MappedFile::release).
   Tensor tensor_f32(const GgufTensorInfo& t) const;
+  // The tensor in a float type a model keeps as stored: a view into the map when stored as F32,
+  // F16 or BF16 (and aligned), otherwise tensor_f32's.
+  Tensor tensor_float(const GgufTensorInfo& t) const;
+  // open()'s map (null for parse()d bytes): what views of this file keep alive and may release.
+  const std::shared_ptr<const MappedFile>& map() const { return map_; }
 
  private:
   std::string source_;

@@ -169,6 +169,11 @@ Tensor SafetensorsFile::tensor(const SafetensorsEntry& e) const {
   return t;
 }
 
+Tensor SafetensorsFile::tensor_float(const SafetensorsEntry& e) const {
+  if (e.dtype == DType::kF16 || e.dtype == DType::kBF16) return tensor(e);
+  return tensor_f32(e);
+}
+
 Tensor SafetensorsFile::tensor_f32(const SafetensorsEntry& e) const {
   if (e.dtype != DType::kF32 && e.dtype != DType::kF16 && e.dtype != DType::kBF16)
     throw_input_error("{}: tensor {}: dtype {} cannot be used as float weights (expected F32, F16 or BF16)", source_,

@@ -44,6 +44,10 @@ class SafetensorsFile {
   // float32: a view when stored as aligned F32, else a converted copy (F16, BF16), after which a
   // file opened by open() releases the stored bytes' pages from the resident set.
   Tensor tensor_f32(const SafetensorsEntry& e) const;
+  // F32, F16 or BF16 as stored (a view when aligned); other dtypes are tensor_f32's InputError.
+  Tensor tensor_float(const SafetensorsEntry& e) const;
+  // open()'s map (null for parse()d bytes): what views of this file keep alive and may release.
+  const std::shared_ptr<const MappedFile>& map() const { return map_; }
 
  private:
   std::string source_;

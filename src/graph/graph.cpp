@@ -30,9 +30,10 @@ ValueId Graph::add_weight(const std::string& canonical_name) {
     if (values_[i].kind == ValueKind::kWeight && values_[i].name == canonical_name) return static_cast<ValueId>(i);
   if (!weights_) throw_failure("internal: graph {} has no weights for '{}'", name_, canonical_name);
   const Tensor& t = weights_->get(canonical_name);
-  if (t.dtype() != DType::kF32)
-    throw_input_error("{}: weight {} is {}, the graph builder needs float32", weights_->source(), canonical_name,
-                      dtype_name(t.dtype()));
+  // Stored 16-bit weights are float32 values to the graph: its executors read Weights::f32.
+  if (t.dtype() != DType::kF32 && t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)
+    throw_input_error("{}: weight {} is {}, the graph builder needs float32, float16 or bfloat16", weights_->source(),
+                      canonical_name, dtype_name(t.dtype()));
   Value v;
   v.name = canonical_name;
   v.type = {DType::kF32, t.shape()};

@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
 #include "kernels/packed_linear.h"
+#include "kernels/quantize.h"
 #include "kernels/scalar_kernels.h"
 
 namespace genai::graph {
@@ -25,6 +27,20 @@ void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn)
 }
 
 
+// One weight row as float32 values: 16-bit weights are kept as the checkpoint stores them
+// (model/weights.h) and converted exactly where an op reads them.
+void weight_row_f32(const Tensor& w, int64_t row, int64_t width, float* dst) {
+  if (w.dtype() == DType::kF32) {
+    std::memcpy(dst, w.data<float>() + row * width, static_cast<size_t>(width) * sizeof(float));
+    return;
+  }
+  const uint16_t* src = static_cast<const uint16_t*>(w.raw()) + row * width;
+  if (w.dtype() == DType::kF16)
+    kernels::widen_f16(src, width, dst);
+  else
+    for (int64_t k = 0; k < width; ++k) dst[k] = bf16_to_f32(src[k]);
+}
+
 Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, const Value& idx_value) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t rows = table.dim(0), width = table.dim(1);
@@ -33,7 +49,7 @@ Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, c
   for (int64_t i = 0; i < idx.numel(); ++i) {
     if (ids[i] < 0 || ids[i] >= rows)
       throw_input_error("graph input {}: value {} at element {} is outside [0, {})", idx_value.name, ids[i], i, rows);
-    std::memcpy(dst + i * width, table.data<float>() + static_cast<int64_t>(ids[i]) * width, width * sizeof(float));
+    weight_row_f32(table, ids[i], width, dst + i * width);
   }
   return out;
 }
@@ -57,8 +73,25 @@ Tensor run_layer_norm(const Value& result, const Tensor& x, const Tensor& w, con
 Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const Tensor* bias) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t n_out = w.dim(0), n_in = w.dim(1), rows = x.numel() / n_in;
-  kernels::linear_f32(x.data<float>(), rows, w.data<float>(), n_out, n_in, bias ? bias->data<float>() : nullptr,
-                      out.mutable_data<float>());
+  const float* b = bias ? bias->data<float>() : nullptr;
+  if (w.dtype() == DType::kF32) {
+    kernels::linear_f32(x.data<float>(), rows, w.data<float>(), n_out, n_in, b, out.mutable_data<float>());
+    return out;
+  }
+  // A 16-bit weight, a block of output channels at a time: converted exactly into a small float32
+  // buffer, then the same kernel. Each output is one channel's dot product with one row, so the
+  // blocks give linear_f32's bits for the whole weight, without its float32 copy ever existing.
+  const int64_t block = std::min(n_out, std::max<int64_t>(16, (int64_t{1} << 20) / std::max<int64_t>(n_in, 1)));  // 4 MB
+  std::vector<float> wf(static_cast<size_t>(block * n_in)), yf(static_cast<size_t>(rows * block));
+  float* y = out.mutable_data<float>();
+  for (int64_t c0 = 0; c0 < n_out; c0 += block) {
+    const int64_t nc = std::min(block, n_out - c0);
+    ThreadPool::global().parallel_for(
+        nc, [&](int64_t c, int64_t e) { for (; c < e; ++c) weight_row_f32(w, c0 + c, n_in, wf.data() + c * n_in); }, 8);
+    kernels::linear_f32(x.data<float>(), rows, wf.data(), nc, n_in, b ? b + c0 : nullptr, yf.data());
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(y + r * n_out + c0, yf.data() + r * nc, static_cast<size_t>(nc) * sizeof(float));
+  }
   return out;
 }
 
@@ -217,9 +250,10 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
     slots[id] = t;
     ready[id] = true;
   }
+  // Weights are read when an op first needs them and dropped after their last use, so a 16-bit
+  // checkpoint is never held as float32 (model/weights.h).
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i].kind == ValueKind::kWeight) {
-      slots[i] = g.weights()->get(values[i].name);
       ready[i] = true;
     } else if (values[i].kind == ValueKind::kConstant) {
       slots[i] = *values[i].constant;
@@ -238,8 +272,22 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
     const Op& op = ops[i];
     const Value& r = values[op.result];
     std::vector<const Tensor*> in;
+    std::vector<Tensor> converted;  // a weight held as stored, read here by an op that needs float32
+    converted.reserve(op.operands.size());
     for (ValueId v : op.operands) {
       if (!ready[v]) throw_failure("graph {}: op '{}' reads '{}' before it is computed", g.name(), r.name, values[v].name);
+      // The matrices of linear and gather ops are read as stored (run_linear, run_gather); the
+      // small weights of other ops (norms, scales) as float32.
+      const bool in_place = values[v].kind == ValueKind::kWeight &&
+                            ((op.kind == OpKind::kLinear && v == op.operands[1]) ||
+                             (op.kind == OpKind::kGather && v == op.operands[0]));
+      if (values[v].kind == ValueKind::kWeight && !slots[v].defined())
+        slots[v] = in_place ? g.weights()->get(values[v].name) : g.weights()->f32(values[v].name);
+      if (!in_place && slots[v].dtype() != values[v].type.dtype) {  // held as stored for another op
+        converted.push_back(slots[v].to_f32());
+        in.push_back(&converted.back());
+        continue;
+      }
       in.push_back(&slots[v]);
     }
     Tensor out;
@@ -304,7 +352,9 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
     slots[op.result] = std::move(out);
     ready[op.result] = true;
     for (ValueId v : op.operands)
-      if (last_use[v] == static_cast<int64_t>(i) && values[v].kind == ValueKind::kOpResult) slots[v] = Tensor();
+      if (last_use[v] == static_cast<int64_t>(i) &&
+          (values[v].kind == ValueKind::kOpResult || values[v].kind == ValueKind::kWeight))
+        slots[v] = Tensor();
   }
 
   TensorMap result;

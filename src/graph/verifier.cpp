@@ -22,8 +22,9 @@ std::string verify_graph(const Graph& g) {
       case ValueKind::kWeight: {
         if (!g.weights() || !g.weights()->contains(v.name))
           return fmt::format("weight '{}' is not in the shared weights", v.name);
-        const Tensor& t = g.weights()->get(v.name);
-        if (t.dtype() != v.type.dtype || t.shape() != v.type.shape)
+        const Tensor& t = g.weights()->get(v.name);  // as stored: float32 values of a 16-bit type are float32 here
+        const bool float_type = t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kBF16;
+        if (!float_type || v.type.dtype != DType::kF32 || t.shape() != v.type.shape)
           return fmt::format("weight '{}' is {}{} but the graph records {}", v.name, dtype_name(t.dtype()),
                              shape_to_string(t.shape()), type_to_string(v.type));
         break;

@@ -79,14 +79,19 @@ Model load_gguf_model(const std::filesystem::path& path, bool with_tokenizer) {
     const std::string canonical = stored.parts.size() == 1 ? stored.parts[0].name : stored.name;
     if (!info) throw_input_error("{}: missing tensor {} ({})", src, stored.name, canonical);
     check_weight_shape(src, stored.name, {canonical, stored.shape}, info->shape());
-    std::vector<Tensor> parts = split_stored(stored, file.tensor_f32(*info));
+    // F16 / BF16 stay as stored (views of the map, model/weights.h); rows that move are copied.
+    std::vector<Tensor> parts = split_stored(stored, file.tensor_float(*info));
+    bool viewed = false;
     for (size_t i = 0; i < parts.size(); ++i) {
       const std::string& name = stored.parts[i].name;
       const std::string kind = rotary_projection_kind(name);
       if (unpermute && !kind.empty())
         parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads, c.rotary_dims());
-      m.weights.add(name, std::move(parts[i]));
+      const bool view = parts[i].is_view();
+      viewed = viewed || view;
+      m.weights.add(name, std::move(parts[i]), view ? file.map() : nullptr);
     }
+    if (!viewed && file.map()) file.map()->release(file.tensor_bytes(*info));  // copied: the file's pages are not needed
   }
 
   if (with_tokenizer) {

@@ -61,19 +61,25 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     const auto [name, loc] = locate(t.name);
     if (!loc.file) throw_input_error("{}: missing tensor {}", dir.string(), name);
     check_weight_shape(loc.file->source(), name, {t.name, t.shape}, loc.entry->shape);
-    std::vector<Tensor> parts = split_stored(t, loc.file->tensor_f32(*loc.entry));
+    // F16 / BF16 stay as stored (views of the map, model/weights.h); rows that move are copied.
+    std::vector<Tensor> parts = split_stored(t, loc.file->tensor_float(*loc.entry));
+    bool viewed = false;
     for (size_t i = 0; i < parts.size(); ++i) {
       // GLM's checkpoints rotate interleaved pairs: rows to rotate-half order, as every graph uses.
       const std::string kind = rotary_projection_kind(t.parts[i].name);
       if (architecture_info(c.arch).hf_interleaved_qk && !kind.empty())
         parts[i] = interleaved_to_half_rows(parts[i], kind == "q" ? c.n_heads : c.n_kv_heads, c.rotary_dims());
       if (hf_stores_norm_offset(c, t.parts[i].name)) {  // (1 + w) in float32, as transformers computes it
-        Tensor shifted = Tensor::zeros(DType::kF32, parts[i].shape());
-        for (int64_t k = 0; k < shifted.numel(); ++k) shifted.mutable_data<float>()[k] = 1.0f + parts[i].data<float>()[k];
+        const Tensor w = parts[i].to_f32();
+        Tensor shifted = Tensor::zeros(DType::kF32, w.shape());
+        for (int64_t k = 0; k < shifted.numel(); ++k) shifted.mutable_data<float>()[k] = 1.0f + w.data<float>()[k];
         parts[i] = std::move(shifted);
       }
-      m.weights.add(t.parts[i].name, std::move(parts[i]));
+      const bool view = parts[i].is_view();
+      viewed = viewed || view;
+      m.weights.add(t.parts[i].name, std::move(parts[i]), view ? loc.file->map() : nullptr);
     }
+    if (!viewed && loc.file->map()) loc.file->map()->release(loc.file->tensor_bytes(*loc.entry));
   }
 
   if (is_speech_config(top)) {

@@ -108,7 +108,7 @@ int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& 
   }
   for (const auto& [canonical, f] : factors) {
     if (!f.first || !f.second) throw_input_error("{}: {} has one LoRA factor without the other", source, canonical);
-    const Tensor& w = weights.get(canonical);
+    const Tensor w = weights.f32(canonical);
     const Tensor a = file.tensor_f32(*f.first), b = file.tensor_f32(*f.second);
     const int64_t out = w.shape()[0], in = w.shape()[1];
     if (a.shape() != Shape{c.rank, in} || b.shape() != Shape{out, c.rank})

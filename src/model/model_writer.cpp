@@ -57,7 +57,7 @@ std::vector<uint8_t> tensor_bytes_as(const Tensor& f32, DType dtype) {
 }  // namespace
 
 WeightSource WeightSource::of(const Weights& weights) {
-  return {[&weights](const WeightSpec& spec) { return weights.get(spec.name); }};
+  return {[&weights](const WeightSpec& spec) { return weights.f32(spec.name); }};
 }
 
 void write_gguf_model(const std::filesystem::path& path, const ModelConfig& config, const WeightSource& weights,

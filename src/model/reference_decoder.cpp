@@ -34,7 +34,7 @@ void rms_norm(const float* in, int64_t n, int64_t dim, const Tensor& w, float ep
 
 // The tensor `name` as float32 with exactly `shape`, or InputError naming the source and tensor.
 Tensor checked(const Weights& weights, const std::string& name, const Shape& shape) {
-  Tensor t = weights.get(name).to_f32();
+  Tensor t = weights.f32(name);
   if (t.shape() != shape)
     throw_input_error("{}: tensor {} has shape {}, expected {}", weights.source().empty() ? "weights" : weights.source(),
                       name, shape_to_string(t.shape()), shape_to_string(shape));

@@ -1,5 +1,7 @@
 #include "model/weight_layout.h"
 
+#include <cstring>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -202,11 +204,24 @@ int64_t row_length(const WeightSpec& p) { return p.shape.size() > 1 ? shape_nume
 
 std::vector<Tensor> split_stored(const StoredTensor& t, const Tensor& stored) {
   if (t.parts.size() == 1) return {stored};
-  std::vector<Tensor> out;
-  for (const WeightSpec& p : t.parts) out.push_back(Tensor::zeros(DType::kF32, p.shape));
-  const int64_t cols = row_length(t.parts[0]);
+  // Rows move whole, in the stored element type. A part stored as one run of rows (every
+  // ungrouped fused tensor) is a view of `stored` where `stored` is one (a mapped checkpoint).
+  const size_t row_bytes = static_cast<size_t>(row_length(t.parts[0])) * dtype_size(stored.dtype());
+  const auto* src = static_cast<const uint8_t*>(stored.raw());
+  std::vector<Tensor> out(t.parts.size());
+  if (t.groups == 1 && stored.is_view()) {
+    int64_t stored_row = 0;
+    for (size_t p = 0; p < t.parts.size(); ++p) {
+      out[p] = Tensor::view(stored.dtype(), t.parts[p].shape, src + static_cast<size_t>(stored_row) * row_bytes,
+                            stored.storage());
+      stored_row += t.parts[p].shape[0];
+    }
+    return out;
+  }
+  for (size_t p = 0; p < t.parts.size(); ++p) out[p] = Tensor::zeros(stored.dtype(), t.parts[p].shape);
   for_each_run(t, [&](size_t p, int64_t part_row, int64_t stored_row, int64_t rows) {
-    std::copy_n(stored.data<float>() + stored_row * cols, rows * cols, out[p].mutable_data<float>() + part_row * cols);
+    std::memcpy(static_cast<uint8_t*>(out[p].mutable_raw()) + static_cast<size_t>(part_row) * row_bytes,
+                src + static_cast<size_t>(stored_row) * row_bytes, static_cast<size_t>(rows) * row_bytes);
   });
   return out;
 }

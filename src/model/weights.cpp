@@ -3,10 +3,38 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/half.h"
+#include "core/thread_pool.h"
+#include "kernels/quantize.h"
 
 namespace genai {
 
-void Weights::add(std::string name, Tensor t) { tensors_[std::move(name)] = std::move(t); }
+void Weights::add(std::string name, Tensor t, std::shared_ptr<const MappedFile> map) {
+  if (map)
+    maps_[name] = std::move(map);
+  else
+    maps_.erase(name);
+  tensors_[std::move(name)] = std::move(t);
+}
+
+Tensor Weights::f32(const std::string& name) const {
+  const Tensor& stored = get(name);
+  if (stored.dtype() == DType::kF32) return stored;
+  if (stored.dtype() != DType::kF16 && stored.dtype() != DType::kBF16) return stored.to_f32();
+  Tensor out = Tensor::zeros(DType::kF32, stored.shape());
+  const auto* h = static_cast<const uint16_t*>(stored.raw());
+  float* x = out.mutable_data<float>();
+  const bool f16 = stored.dtype() == DType::kF16;
+  ThreadPool::global().parallel_for(
+      stored.numel(),
+      [&](int64_t b, int64_t e) {
+        if (f16) kernels::widen_f16(h + b, e - b, x + b);
+        else for (int64_t i = b; i < e; ++i) x[i] = bf16_to_f32(h[i]);
+      },
+      int64_t{1} << 16);
+  if (auto it = maps_.find(name); it != maps_.end()) it->second->release(stored.bytes());
+  return out;
+}
 
 const Tensor& Weights::get(const std::string& name) const {
   auto it = tensors_.find(name);

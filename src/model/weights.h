@@ -14,19 +14,29 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/tensor.h"
 
 namespace genai {
 
+// A weight is kept as its checkpoint stores it: float32, or float16 / bfloat16 as a view of the
+// mapped file, so that a 16-bit checkpoint is never held in memory as float32 all at once.
+// Whoever computes with a weight asks for f32(name): converted on each call, and a view's file
+// pages released from the resident set right after (MappedFile::release).
 class Weights {
  public:
-  void add(std::string name, Tensor t);
+  // `map`: the file `t` is a view of, when it is one (its pages are released after conversions).
+  void add(std::string name, Tensor t, std::shared_ptr<const MappedFile> map = nullptr);
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
-  // Throws InputError "missing tensor <name>" (prefixed by the source) when absent.
+  // The weight as stored (F32, F16 or BF16). Throws InputError "missing tensor <name>" (prefixed
+  // by the source) when absent.
   const Tensor& get(const std::string& name) const;
+  // The weight as float32: the stored tensor itself when it is float32, else a converted copy.
+  Tensor f32(const std::string& name) const;
   const std::map<std::string, Tensor>& all() const { return tensors_; }
   size_t size() const { return tensors_.size(); }
   void set_source(std::string source) { source_ = std::move(source); }
@@ -34,6 +44,7 @@ class Weights {
 
  private:
   std::map<std::string, Tensor> tensors_;
+  std::map<std::string, std::shared_ptr<const MappedFile>> maps_;  // the views' files, by name
   std::string source_;
 };
 

@@ -294,16 +294,15 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
       if (wv.kind != ValueKind::kWeight || set.weights.count(wv.name)) continue;
       const bool token_table = gather && wv.name == weight_names::embed_tokens() && recipe.embedding_table;
       const Scheme s = token_table ? *recipe.embedding_table : recipe.scheme_for(g.value(op.result).name);
-      const Tensor& t = g.weights()->get(wv.name);
-      if (t.rank() != 2) throw_failure("quant: weight {} is not 2-D", wv.name);
-      const Tensor f = t.to_f32();
+      const Tensor f = g.weights()->f32(wv.name);
+      if (f.rank() != 2) throw_failure("quant: weight {} is not 2-D", wv.name);
       // The range search weighs each weight's error by its input column's mean square.
       WeightSearch search;
       std::vector<float> importance;
       if (linear && recipe.seq_mse_candidates > 0 && !fp) {
         auto in = ranges.find(g.value(op.operands[0]).name);
         if (in != ranges.end() && in->second.column_rows > 0 &&
-            static_cast<int64_t>(in->second.column_squares.size()) == t.dim(1)) {
+            static_cast<int64_t>(in->second.column_squares.size()) == f.dim(1)) {
           for (double v : in->second.column_squares)
             importance.push_back(static_cast<float>(v / static_cast<double>(in->second.column_rows)));
           search.importance = importance.data();
@@ -312,12 +311,12 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
       }
       if (linear && recipe.gptq && !fp) {
         const auto in = ranges.find(g.value(op.operands[0]).name);
-        if (in == ranges.end() || static_cast<int64_t>(in->second.gram.size()) != t.dim(1) * t.dim(1))
+        if (in == ranges.end() || static_cast<int64_t>(in->second.gram.size()) != f.dim(1) * f.dim(1))
           throw_failure("quant: GPTQ for {}: its input {} has no calibration statistics", wv.name,
                         g.value(op.operands[0]).name);
         auto& factor = gptq_factors[in->first];
         if (!factor) {
-          const int64_t n = t.dim(1);
+          const int64_t n = f.dim(1);
           std::vector<double> gram(static_cast<size_t>(n * n));
           for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j <= i; ++j)
@@ -326,11 +325,11 @@ EncodingSet derive_encodings(const Graph& g, const RangeMap& ranges, const Recip
           factor = std::make_shared<const GptqFactor>(gptq_factor(gram, in->second.column_rows, n));
         }
         set.weights[wv.name] = std::make_shared<const WeightEncoding>(gptq_quantize(
-            wv.name, f.data<float>(), t.dim(0), t.dim(1), s.weight, s.block_size, *factor, recipe.seq_mse_candidates));
+            wv.name, f.data<float>(), f.dim(0), f.dim(1), s.weight, s.block_size, *factor, recipe.seq_mse_candidates));
         continue;
       }
       set.weights[wv.name] = std::make_shared<const WeightEncoding>(
-          quantize_weight(wv.name, f.data<float>(), t.dim(0), t.dim(1), fp ? QDType::kF16 : s.weight,
+          quantize_weight(wv.name, f.data<float>(), f.dim(0), f.dim(1), fp ? QDType::kF16 : s.weight,
                           linear || token_table ? s.block_size : 0, search));
     }
   bar.finish();

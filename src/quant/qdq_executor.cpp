@@ -65,8 +65,7 @@ int64_t dot_wide(const int32_t* a, const int16_t* b, int64_t n) {
   return s;
 }
 
-Tensor dequantized_table(const WeightEncoding& w, const Tensor& original) {
-  const Tensor f = original.to_f32();
+Tensor dequantized_table(const WeightEncoding& w, const Tensor& f) {
   Tensor t = Tensor::zeros(DType::kF32, {w.rows, w.cols});
   const auto v = dequantize_weight(w, f.data<float>());
   std::memcpy(t.mutable_data<float>(), v.data(), v.size() * sizeof(float));
@@ -153,7 +152,7 @@ QdqExecutor::QdqExecutor(graph::GraphMap graphs, std::map<std::string, std::shar
       if (dequantized_tables_.count(wname)) continue;
       auto wt = set.weights.find(wname);
       if (wt == set.weights.end()) throw_failure("quant: graph {}: weight {} has no encoding", name, wname);
-      dequantized_tables_[wname] = dequantized_table(*wt->second, g->weights()->get(wname));
+      dequantized_tables_[wname] = dequantized_table(*wt->second, g->weights()->f32(wname));
     }
   }
 }

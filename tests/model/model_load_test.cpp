@@ -46,7 +46,7 @@ float max_weight_diff(const ModelConfig& config, const Weights& w, uint64_t seed
   float worst = 0;
   for (const auto& spec : expected_weights(config)) {
     Tensor want = synth_tensor(spec, seed);
-    const Tensor& got = w.get(spec.name);
+    const Tensor got = w.f32(spec.name);
     EXPECT_EQ(got.shape(), spec.shape) << spec.name;
     EXPECT_EQ(got.dtype(), DType::kF32) << spec.name;
     for (int64_t i = 0; i < want.numel(); ++i)
@@ -137,6 +137,15 @@ TEST(LoadModel, QuantizedGgufIsCloseToTheFloatWeights) {
     EXPECT_EQ(ggml_type_name(f.find_tensor("blk.0.attn_q.weight")->type), upper);
     EXPECT_EQ(f.find_tensor("blk.0.attn_norm.weight")->type, GgmlType::kF32);
     Model m = load_model(path);
+    // 16-bit weights stay as stored: views of the file (those whose rows are not permuted).
+    const Tensor& v = m.weights.get("model.layers.0.self_attn.v_proj.weight");
+    if (type == "f16" || type == "bf16") {
+      EXPECT_EQ(v.dtype(), type == "f16" ? DType::kF16 : DType::kBF16);
+      EXPECT_TRUE(v.is_view());
+      EXPECT_EQ(m.weights.get("model.layers.0.self_attn.q_proj.weight").dtype(), v.dtype());  // permuted, still 16-bit
+    } else {
+      EXPECT_EQ(v.dtype(), DType::kF32);
+    }
     const float tol = weight_type_tolerance(type);
     const float diff = max_weight_diff(m.config, m.weights, 5);
     EXPECT_GT(diff, 0.0f);
@@ -154,6 +163,8 @@ TEST(LoadModel, HalfPrecisionHfFolderIsCloseToTheFloatWeights) {
     ASSERT_NE(q, nullptr);
     EXPECT_EQ(q->dtype, type == "f16" ? DType::kF16 : DType::kBF16);
     Model m = load_model(s.checkpoint);
+    EXPECT_EQ(m.weights.get("model.layers.0.mlp.up_proj.weight").dtype(), type == "f16" ? DType::kF16 : DType::kBF16);
+    EXPECT_TRUE(m.weights.get("model.layers.0.mlp.up_proj.weight").is_view());
     const float diff = max_weight_diff(m.config, m.weights, 5);
     EXPECT_GT(diff, 0.0f);
     // Norm weights (around 1) are stored in the folder's type too: half an ulp below 2.
@@ -273,10 +284,11 @@ TEST(LoadModel, Llama3RopeScalingSurvivesGgufAndHf) {
   }
   GgufFile f = GgufFile::open(dir.file("r.gguf"));
   EXPECT_NE(f.find_tensor("rope_freqs.weight"), nullptr);
-  // BF16 safetensors convert to float on load.
+  // BF16 safetensors stay BF16 views of the file; f32() converts.
   Model m = load_model(dir.file("hf"), LoadOptions{{}, false});
-  EXPECT_FALSE(m.weights.get("model.norm.weight").is_view());
-  EXPECT_NEAR(m.weights.get("model.norm.weight").data<float>()[0], synth_tensor({"model.norm.weight", {64}}, 3).data<float>()[0], 1e-2);
+  EXPECT_TRUE(m.weights.get("model.norm.weight").is_view());
+  EXPECT_EQ(m.weights.get("model.norm.weight").dtype(), DType::kBF16);
+  EXPECT_NEAR(m.weights.f32("model.norm.weight").data<float>()[0], synth_tensor({"model.norm.weight", {64}}, 3).data<float>()[0], 1e-2);
 }
 
 TEST(LoadModel, GgufWithSentencePieceVocab) {

@@ -143,7 +143,7 @@ class Lowering {
   }
 
   std::vector<float> float_values(const graph::Value& v) const {
-    Tensor t = v.kind == ValueKind::kConstant ? *v.constant : g_.weights()->get(v.name).to_f32();
+    Tensor t = v.kind == ValueKind::kConstant ? *v.constant : g_.weights()->f32(v.name);
     if (t.dtype() != DType::kF32) t = t.to_f32();
     return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
   }

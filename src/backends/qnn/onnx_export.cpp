@@ -272,7 +272,7 @@ class Exporter {
   // ---- constants -------------------------------------------------------------------------
   Tensor constant_tensor(ValueId v) const {
     const auto& val = g_.value(v);
-    if (val.kind == ValueKind::kWeight) return g_.weights()->get(val.name).to_f32();
+    if (val.kind == ValueKind::kWeight) return g_.weights()->f32(val.name);
     return val.constant->to_f32();
   }
   // A float constant read by a float op: exact scalar, uint16 tensor, or float32 (options).
