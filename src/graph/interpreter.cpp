@@ -353,8 +353,13 @@ TensorMap interpret(const Graph& g, const InputMap& inputs, const InterpreterOpt
     ready[op.result] = true;
     for (ValueId v : op.operands)
       if (last_use[v] == static_cast<int64_t>(i) &&
-          (values[v].kind == ValueKind::kOpResult || values[v].kind == ValueKind::kWeight))
+          (values[v].kind == ValueKind::kOpResult || values[v].kind == ValueKind::kWeight)) {
+        // A 16-bit weight read as stored (a view of its file) also gives its file pages back;
+        // float32 views stay resident, as every run reads them whole anyway.
+        if (values[v].kind == ValueKind::kWeight && slots[v].is_view() && slots[v].dtype() != DType::kF32)
+          g.weights()->release(values[v].name);
         slots[v] = Tensor();
+      }
   }
 
   TensorMap result;

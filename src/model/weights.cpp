@@ -17,6 +17,10 @@ void Weights::add(std::string name, Tensor t, std::shared_ptr<const MappedFile> 
   tensors_[std::move(name)] = std::move(t);
 }
 
+void Weights::release(const std::string& name) const {
+  if (auto it = maps_.find(name); it != maps_.end()) it->second->release(get(name).bytes());
+}
+
 Tensor Weights::f32(const std::string& name) const {
   const Tensor& stored = get(name);
   if (stored.dtype() == DType::kF32) return stored;

@@ -37,6 +37,9 @@ class Weights {
   const Tensor& get(const std::string& name) const;
   // The weight as float32: the stored tensor itself when it is float32, else a converted copy.
   Tensor f32(const std::string& name) const;
+  // Done reading a weight as stored (get): a view's file pages leave the resident set. Reading
+  // it again faults them back in from the page cache.
+  void release(const std::string& name) const;
   const std::map<std::string, Tensor>& all() const { return tensors_; }
   size_t size() const { return tensors_.size(); }
   void set_source(std::string source) { source_ = std::move(source); }
