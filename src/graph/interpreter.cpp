@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/broadcast.h"
 #include "kernels/packed_linear.h"
@@ -27,20 +26,6 @@ void for_each_broadcast(const Shape& out, const Shape& a, const Shape& b, Fn fn)
 }
 
 
-// One weight row as float32 values: 16-bit weights are kept as the checkpoint stores them
-// (model/weights.h) and converted exactly where an op reads them.
-void weight_row_f32(const Tensor& w, int64_t row, int64_t width, float* dst) {
-  if (w.dtype() == DType::kF32) {
-    std::memcpy(dst, w.data<float>() + row * width, static_cast<size_t>(width) * sizeof(float));
-    return;
-  }
-  const uint16_t* src = static_cast<const uint16_t*>(w.raw()) + row * width;
-  if (w.dtype() == DType::kF16)
-    kernels::widen_f16(src, width, dst);
-  else
-    for (int64_t k = 0; k < width; ++k) dst[k] = bf16_to_f32(src[k]);
-}
-
 Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, const Value& idx_value) {
   Tensor out = Tensor::zeros(DType::kF32, result.type.shape);
   const int64_t rows = table.dim(0), width = table.dim(1);
@@ -49,7 +34,7 @@ Tensor run_gather(const Value& result, const Tensor& table, const Tensor& idx, c
   for (int64_t i = 0; i < idx.numel(); ++i) {
     if (ids[i] < 0 || ids[i] >= rows)
       throw_input_error("graph input {}: value {} at element {} is outside [0, {})", idx_value.name, ids[i], i, rows);
-    weight_row_f32(table, ids[i], width, dst + i * width);
+    widen_to_f32(table, ids[i] * width, width, dst + i * width);  // 16-bit tables are read as stored
   }
   return out;
 }
@@ -87,7 +72,7 @@ Tensor run_linear(const Value& result, const Tensor& x, const Tensor& w, const T
   for (int64_t c0 = 0; c0 < n_out; c0 += block) {
     const int64_t nc = std::min(block, n_out - c0);
     ThreadPool::global().parallel_for(
-        nc, [&](int64_t c, int64_t e) { for (; c < e; ++c) weight_row_f32(w, c0 + c, n_in, wf.data() + c * n_in); }, 8);
+        nc, [&](int64_t c, int64_t e) { widen_to_f32(w, (c0 + c) * n_in, (e - c) * n_in, wf.data() + c * n_in); }, 8);
     kernels::linear_f32(x.data<float>(), rows, wf.data(), nc, n_in, b ? b + c0 : nullptr, yf.data());
     for (int64_t r = 0; r < rows; ++r)
       std::memcpy(y + r * n_out + c0, yf.data() + r * nc, static_cast<size_t>(nc) * sizeof(float));

@@ -1,5 +1,7 @@
 #include "model/weights.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -26,17 +28,10 @@ Tensor Weights::f32(const std::string& name) const {
   if (stored.dtype() == DType::kF32) return stored;
   if (stored.dtype() != DType::kF16 && stored.dtype() != DType::kBF16) return stored.to_f32();
   Tensor out = Tensor::zeros(DType::kF32, stored.shape());
-  const auto* h = static_cast<const uint16_t*>(stored.raw());
   float* x = out.mutable_data<float>();
-  const bool f16 = stored.dtype() == DType::kF16;
   ThreadPool::global().parallel_for(
-      stored.numel(),
-      [&](int64_t b, int64_t e) {
-        if (f16) kernels::widen_f16(h + b, e - b, x + b);
-        else for (int64_t i = b; i < e; ++i) x[i] = bf16_to_f32(h[i]);
-      },
-      int64_t{1} << 16);
-  if (auto it = maps_.find(name); it != maps_.end()) it->second->release(stored.bytes());
+      stored.numel(), [&](int64_t b, int64_t e) { widen_to_f32(stored, b, e - b, x + b); }, int64_t{1} << 16);
+  release(name);
   return out;
 }
 
@@ -45,6 +40,26 @@ const Tensor& Weights::get(const std::string& name) const {
   if (it == tensors_.end())
     throw_input_error("{}: missing tensor {}", source_.empty() ? "weights" : source_, name);
   return it->second;
+}
+
+void widen_to_f32(const Tensor& t, int64_t begin, int64_t count, float* dst) {
+  if (begin < 0 || count < 0 || begin + count > t.numel())
+    throw_failure("internal: elements [{}, {}) of a tensor of {}", begin, begin + count, t.numel());
+  switch (t.dtype()) {
+    case DType::kF32:
+      std::memcpy(dst, t.data<float>() + begin, static_cast<size_t>(count) * sizeof(float));
+      return;
+    case DType::kF16:
+      kernels::widen_f16(static_cast<const uint16_t*>(t.raw()) + begin, count, dst);
+      return;
+    case DType::kBF16: {
+      const uint16_t* h = static_cast<const uint16_t*>(t.raw()) + begin;
+      for (int64_t i = 0; i < count; ++i) dst[i] = bf16_to_f32(h[i]);
+      return;
+    }
+    default:
+      throw_failure("internal: widen_to_f32 of a {} tensor", dtype_name(t.dtype()));
+  }
 }
 
 namespace weight_names {

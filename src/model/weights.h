@@ -51,6 +51,11 @@ class Weights {
   std::string source_;
 };
 
+// Elements [begin, begin + count) of a float32, float16 or bfloat16 tensor as float32, exactly
+// (kernels::widen_f16 for float16): the one conversion of stored weights, whether a whole
+// weight (Weights::f32) or a block of its rows (the interpreter, the lowering) is read.
+void widen_to_f32(const Tensor& t, int64_t begin, int64_t count, float* dst);
+
 // Canonical names, so no layer spells them twice.
 namespace weight_names {
 std::string embed_tokens();
