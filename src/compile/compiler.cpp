@@ -94,11 +94,11 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
   auto record = [&](const std::filesystem::path& file, const MappedFile& bytes) -> nlohmann::json& {
     return checksums[file.filename().string()] = {
                {"size", bytes.size()},
-               {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_hex(bytes.bytes(), DigestKind::kXxh3_128)}};
+               {std::string(digest_field(DigestKind::kXxh3_128)), chunked_digest_hex(bytes, DigestKind::kXxh3_128)}};
   };
   for (const auto& [key, path] : result.artifacts) {
     const auto mapped = MappedFile::open(path);
-    nlohmann::json& entry = record(path, *mapped);
+    nlohmann::json& entry = record(path, *mapped);  // its pages leave the resident set as they are hashed
     // Per method, its delegate payloads' digest: a corrupted payload is then named by method.
     const auto digests = pte::delegate_payload_digests(pte::read_program_bytes(mapped->bytes(), path.string(), mapped).program);
     if (!digests.empty()) entry["payloads"] = digests;
@@ -293,6 +293,7 @@ CompileResult compile_artifacts(const CompileRequest& request) {
               layout.file_size, group.program.methods.size(), group.program.named_data.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  groups.clear();  // the programs are on disk: their weights' bytes need not stay in memory
   std::optional<RuntimeTokenizer> tokenizer;
   if (request.tokenizer_path) {
     const auto start = std::chrono::steady_clock::now();

@@ -24,7 +24,11 @@ enum class DigestKind : uint8_t { kXxh3_128, kSha256 };
 std::string_view digest_field(DigestKind kind);
 size_t digest_hex_digits(DigestKind kind);
 
+class MappedFile;
+
 std::string chunked_digest_hex(std::span<const uint8_t> bytes, DigestKind kind);
+// The same over a whole mapped file, whose pages leave the resident set as they are hashed.
+std::string chunked_digest_hex(const MappedFile& file, DigestKind kind);
 // The digest of a file's bytes (memory-mapped); InputError naming the path when it cannot be read.
 std::string chunked_digest_file_hex(const std::filesystem::path& path, DigestKind kind);
 

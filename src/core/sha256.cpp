@@ -68,8 +68,17 @@ std::string sha256_hex(std::string_view text) {
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {
+  // A piece at a time, each piece's pages released once hashed: a checkpoint's checksum does not
+  // hold the checkpoint in memory.
   const auto file = MappedFile::open(path);
-  return sha256_hex(file->bytes());
+  constexpr size_t kPiece = size_t{64} << 20;
+  Sha256 h;
+  for (size_t offset = 0; offset < file->size(); offset += kPiece) {
+    const auto piece = file->bytes().subspan(offset, std::min(kPiece, file->size() - offset));
+    h.update(piece);
+    file->release(piece);
+  }
+  return to_hex(h.finish());
 }
 
 }  // namespace genai
