@@ -7,6 +7,7 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/requantize.h"
+#include "model/weights.h"
 
 namespace genai::quant {
 
@@ -223,24 +224,56 @@ WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t 
   check_weight_format(name, cols, dtype, block_size);
   e.block_size = block_size;
   const int64_t nb = e.blocks(), width = block_size > 0 ? block_size : cols;
-  const float qmin = static_cast<float>(qdtype_min(dtype)), qmax = static_cast<float>(qdtype_max(dtype));
   e.scales.resize(static_cast<size_t>(rows * nb));
-  e.values.resize(static_cast<size_t>(rows * cols));
   ThreadPool::global().parallel_for(
       rows,
       [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r)
-          for (int64_t b = 0; b < nb; ++b) {
-            const float* src = w + r * cols + b * width;
-            const float scale =
-                weight_scale(src, width, dtype, ws.importance ? ws.importance + b * width : nullptr, ws.candidates);
-            e.scales[static_cast<size_t>(r * nb + b)] = scale;
-            int16_t* dst = e.values.data() + r * cols + b * width;
-            for (int64_t i = 0; i < width; ++i) dst[i] = static_cast<int16_t>(requantize(src[i] / scale, qmin, qmax));
-          }
+          for (int64_t b = 0; b < nb; ++b)
+            e.scales[static_cast<size_t>(r * nb + b)] = weight_scale(
+                w + r * cols + b * width, width, dtype, ws.importance ? ws.importance + b * width : nullptr, ws.candidates);
       },
       16);
   return e;
+}
+
+void weight_codes(const WeightEncoding& e, const float* w, int64_t r0, int64_t r1, int16_t* out) {
+  if (e.is_float()) throw_failure("quant: codes of a float16 weight");
+  if (r0 < 0 || r1 < r0 || r1 > e.rows) throw_failure("quant: rows [{}, {}) of a weight of {} rows", r0, r1, e.rows);
+  const int64_t n = (r1 - r0) * e.cols;
+  if (!e.stored_codes.empty()) {
+    std::copy_n(e.stored_codes.data() + r0 * e.cols, n, out);
+    return;
+  }
+  const int64_t nb = e.blocks(), width = e.block_size > 0 ? e.block_size : e.cols;
+  const float qmin = static_cast<float>(qdtype_min(e.dtype)), qmax = static_cast<float>(qdtype_max(e.dtype));
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const float scale = e.scales[static_cast<size_t>(r * nb + b)];
+      const float* src = w + (r - r0) * e.cols + b * width;
+      int16_t* dst = out + (r - r0) * e.cols + b * width;
+      for (int64_t i = 0; i < width; ++i) dst[i] = static_cast<int16_t>(requantize(src[i] / scale, qmin, qmax));
+    }
+}
+
+void weight_codes(const WeightEncoding& e, const Tensor& weight, int64_t r0, int64_t r1, int16_t* out) {
+  if (weight.rank() != 2 || weight.dim(0) != e.rows || weight.dim(1) != e.cols)
+    throw_failure("quant: a weight of shape {} for an encoding of [{}, {}]", shape_to_string(weight.shape()), e.rows, e.cols);
+  if (!e.stored_codes.empty()) return weight_codes(e, nullptr, r0, r1, out);
+  constexpr int64_t kBlockRows = 64;  // the float32 rows converted at a time
+  std::vector<float> f(static_cast<size_t>(std::min(kBlockRows, r1 - r0) * e.cols));
+  for (int64_t b = r0; b < r1; b += kBlockRows) {
+    const int64_t end = std::min(r1, b + kBlockRows);
+    widen_to_f32(weight, b * e.cols, (end - b) * e.cols, f.data());
+    weight_codes(e, f.data(), b, end, out + (b - r0) * e.cols);
+  }
+}
+
+std::vector<int16_t> weight_codes(const WeightEncoding& e, const Tensor& weight) {
+  std::vector<int16_t> out(static_cast<size_t>(e.rows * e.cols));
+  ThreadPool::global().parallel_for(
+      e.rows, [&](int64_t r0, int64_t r1) { weight_codes(e, weight, r0, r1, out.data() + r0 * e.cols); }, 64);
+  return out;
 }
 
 std::vector<float> dequantize_weight(const WeightEncoding& e, const float* original) {
@@ -249,9 +282,12 @@ std::vector<float> dequantize_weight(const WeightEncoding& e, const float* origi
     for (size_t i = 0; i < out.size(); ++i) out[i] = round_to_f16(original[i]);
     return out;
   }
+  std::vector<int16_t> q(out.size());
+  ThreadPool::global().parallel_for(
+      e.rows, [&](int64_t r0, int64_t r1) { weight_codes(e, original + r0 * e.cols, r0, r1, q.data() + r0 * e.cols); }, 64);
   for (int64_t r = 0; r < e.rows; ++r)
     for (int64_t c = 0; c < e.cols; ++c)
-      out[static_cast<size_t>(r * e.cols + c)] = static_cast<float>(e.values[static_cast<size_t>(r * e.cols + c)]) * e.scale(r, c);
+      out[static_cast<size_t>(r * e.cols + c)] = static_cast<float>(q[static_cast<size_t>(r * e.cols + c)]) * e.scale(r, c);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/tensor.h"
 #include "kernels/quantize.h"
 
 namespace genai::quant {
@@ -71,7 +72,11 @@ struct WeightEncoding {
   int64_t rows = 0, cols = 0;
   int64_t block_size = 0;       // 0: per channel
   std::vector<float> scales;    // [rows * blocks()]
-  std::vector<int16_t> values;  // quantized weights [rows * cols] (empty for float16)
+  // The codes [rows * cols] when they are not the weights rounded on `scales` (GPTQ's, an
+  // encodings file's); empty otherwise (and for float16): weight_codes rounds them from the
+  // float weights where a lowering or a reference reads them, so no copy of every weight's codes
+  // lives from quantization to the program.
+  std::vector<int16_t> stored_codes;
   int64_t blocks() const { return block_size > 0 ? cols / block_size : 1; }
   float scale(int64_t row, int64_t col) const {
     return scales[static_cast<size_t>(row * blocks() + (block_size > 0 ? col / block_size : 0))];
@@ -100,6 +105,14 @@ void check_weight_format(const std::string& name, int64_t cols, QDType dtype, in
 // divide cols; dtype must be int4, int8, int16 or float16.
 WeightEncoding quantize_weight(const std::string& name, const float* w, int64_t rows, int64_t cols, QDType dtype,
                                int64_t block_size, const WeightSearch& search = {});
+// The codes of rows [r0, r1) of a weight quantized as `e`, given those rows' float32 values `w`
+// ([r1 - r0, cols]): its stored codes, or each value rounded on its channel's (block's) scale
+// exactly as quantize_weight rounds. Serial: callers split a weight into row blocks.
+void weight_codes(const WeightEncoding& e, const float* w, int64_t r0, int64_t r1, int16_t* out);
+// The same from the stored weight (float32, float16 or bfloat16: converted a block at a time).
+void weight_codes(const WeightEncoding& e, const Tensor& weight, int64_t r0, int64_t r1, int16_t* out);
+// Every code of the weight, [rows * cols], computed in parallel.
+std::vector<int16_t> weight_codes(const WeightEncoding& e, const Tensor& weight);
 // The float weights the QDQ reference computes with: q * scale (or the float16 round trip of w).
 std::vector<float> dequantize_weight(const WeightEncoding& e, const float* original);
 

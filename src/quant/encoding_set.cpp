@@ -416,9 +416,11 @@ std::filesystem::path save_encodings(const EncodingSet& set, const Graph& g, con
                      {"scales_offset", bin.size()},
                      {"scales_count", w.scales.size()}};
     append(bin, w.scales.data(), w.scales.size());
+    // The file holds every code, stored or rounded: a reader needs no weights to use it.
+    const std::vector<int16_t> codes = w.is_float() ? std::vector<int16_t>{} : weight_codes(w, g.weights()->get(v.name));
     e["values_offset"] = bin.size();
-    e["values_count"] = w.values.size();
-    append(bin, w.values.data(), w.values.size());
+    e["values_count"] = codes.size();
+    append(bin, codes.data(), codes.size());
     ws[v.name] = e;
   }
   j["weights"] = ws;
@@ -485,10 +487,10 @@ EncodingSet load_encodings(const std::filesystem::path& json_path) {
           vo > bin.size() || vc > (bin.size() - vo) / sizeof(int16_t))
         throw_input_error("{}: weight {}: scales/values out of the bounds of {}", file, name, bin_name);
       w->scales.resize(sc);
-      w->values.resize(vc);
+      w->stored_codes.resize(vc);
       if (sc) std::memcpy(w->scales.data(), bin.data() + so, sc * sizeof(float));
-      if (vc) std::memcpy(w->values.data(), bin.data() + vo, vc * sizeof(int16_t));
-      for (int16_t q : w->values)
+      if (vc) std::memcpy(w->stored_codes.data(), bin.data() + vo, vc * sizeof(int16_t));
+      for (int16_t q : w->stored_codes)
         if (q < qdtype_min(w->dtype) || q > qdtype_max(w->dtype))
           throw_input_error("{}: weight {}: value {} outside {}", file, name, q, qdtype_name(w->dtype));
       set.weights[name] = std::move(w);

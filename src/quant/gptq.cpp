@@ -102,7 +102,7 @@ WeightEncoding gptq_quantize(const std::string& name, const float* w, int64_t ro
   const int64_t nb = e.blocks(), width = block_size > 0 ? block_size : cols;
   const float qmin = static_cast<float>(qdtype_min(dtype)), qmax = static_cast<float>(qdtype_max(dtype));
   e.scales.resize(static_cast<size_t>(rows * nb));
-  e.values.resize(static_cast<size_t>(rows * cols));
+  e.stored_codes.resize(static_cast<size_t>(rows * cols));
   const float* importance = candidates > 0 ? f.diagonal.data() : nullptr;
   // Rows are independent given U: each runs the whole column loop on its own copy.
   ThreadPool::global().parallel_for(
@@ -120,7 +120,7 @@ WeightEncoding gptq_quantize(const std::string& name, const float* w, int64_t ro
             }
             const float x = row[static_cast<size_t>(c)];
             const float q = kernels::requantize(x / scale, qmin, qmax);
-            e.values[static_cast<size_t>(r * cols + c)] = static_cast<int16_t>(q);
+            e.stored_codes[static_cast<size_t>(r * cols + c)] = static_cast<int16_t>(q);
             const float* u = f.u.data() + c * cols;
             const float err = (x - q * scale) / u[c];
             for (int64_t j = c + 1; j < cols; ++j) row[static_cast<size_t>(j)] -= err * u[j];

@@ -95,8 +95,8 @@ std::vector<std::pair<int64_t, int64_t>> batch_offsets(const Shape& out_batch, c
 
 }  // namespace
 
-void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEncoding& w, const float* bias,
-                const Encoding& ey, float* y) {
+void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEncoding& w, const int16_t* codes,
+                const float* bias, const Encoding& ey, float* y) {
   const int64_t n_in = w.cols, n_out = w.rows;
   if (ex.is_float() || w.is_float() || ey.is_float())
     throw_failure("quant: integer linear needs integer encodings (got {} x {} -> {})", qdtype_name(ex.dtype),
@@ -113,7 +113,7 @@ void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEn
       n_out,
       [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
-          const int16_t* wr = w.values.data() + c * n_in;
+          const int16_t* wr = codes + c * n_in;
           const float* sc = w.scales.data() + c * nb;
           const float b = bias ? bias[c] / ex.scale : 0.0f;
           int64_t wsum = 0;
@@ -332,8 +332,9 @@ std::optional<Tensor> qdq_linear_op(const QdqOp& c) {
     });
     return out;
   }
-  qdq_linear(c.in[0]->data<float>(), rows, c.enc(c.g.value(c.op.operands[0]).name), w, bias ? bias->data<float>() : nullptr,
-             c.enc(c.r.name), out.mutable_data<float>());
+  const std::vector<int16_t> codes = weight_codes(w, *c.in[1]);
+  qdq_linear(c.in[0]->data<float>(), rows, c.enc(c.g.value(c.op.operands[0]).name), w, codes.data(),
+             bias ? bias->data<float>() : nullptr, c.enc(c.r.name), out.mutable_data<float>());
   return out;
 }
 

@@ -34,9 +34,10 @@ class QdqExecutor : public graph::GraphExecutor {
 };
 
 // The integer kernels of the reference, exposed for tests and the compiled path.
-// y[r, c] for x [rows, cols_in] holding values on encoding `ex`, weights `w`, output encoding `ey`.
-// Returns the dequantized outputs (so they are exactly representable on `ey`).
-void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEncoding& w, const float* bias,
-                const Encoding& ey, float* y);
+// y[r, c] for x [rows, cols_in] holding values on encoding `ex`, weights `w` with their codes
+// (weight_codes, [w.rows * w.cols]), output encoding `ey`. Returns the dequantized outputs (so
+// they are exactly representable on `ey`).
+void qdq_linear(const float* x, int64_t rows, const Encoding& ex, const WeightEncoding& w, const int16_t* codes,
+                const float* bias, const Encoding& ey, float* y);
 
 }  // namespace genai::quant

@@ -34,8 +34,8 @@ Packed pack(const WeightEncoding& w) {
   Packed p;
   const int bits = quant::qdtype_bits(w.dtype);
   p.data.resize(packed_linear_bytes(w.rows, w.cols, bits));
-  pack_linear_weights(w.values.data(), w.rows, w.cols, bits, p.data.data());
-  p.sums = linear_block_sums(w.values.data(), w.rows, w.cols, w.block_size);
+  pack_linear_weights(w.stored_codes.data(), w.rows, w.cols, bits, p.data.data());
+  p.sums = linear_block_sums(w.stored_codes.data(), w.rows, w.cols, w.block_size);
   p.view.rows = w.rows;
   p.view.cols = w.cols;
   p.view.bits = bits;
@@ -59,7 +59,7 @@ Encoding output_encoding(QDType t, const std::vector<int32_t>& xq, const Encodin
       double s = bias ? bias[c] : 0.0;
       for (int64_t k = 0; k < w.cols; ++k)
         s += (xq[static_cast<size_t>(r * w.cols + k)] - ex.zero_point) * static_cast<double>(ex.scale) *
-             w.values[static_cast<size_t>(c * w.cols + k)] * w.scale(c, k);
+             w.stored_codes[static_cast<size_t>(c * w.cols + k)] * w.scale(c, k);
       lo = std::min(lo, s);
       hi = std::max(hi, s);
     }
@@ -73,7 +73,7 @@ void expect_linear_matches(const std::vector<int32_t>& xq, const Encoding& ex, c
   std::vector<float> xf(xq.size());
   for (size_t i = 0; i < xq.size(); ++i) xf[i] = quant::dequantize_value(xq[i], ex);
   std::vector<float> yf(static_cast<size_t>(rows * w.rows));
-  quant::qdq_linear(xf.data(), rows, ex, w, b, ey, yf.data());
+  quant::qdq_linear(xf.data(), rows, ex, w, w.stored_codes.data(), b, ey, yf.data());
   std::vector<int32_t> expected(yf.size());
   for (size_t i = 0; i < yf.size(); ++i) expected[i] = static_cast<int32_t>(quant::quantize_value(yf[i], ey));
 
@@ -119,7 +119,9 @@ void run_random_case(const LinearCase& c, uint32_t seed) {
   std::vector<int32_t> xq(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) xq[i] = static_cast<int32_t>(quant::quantize_value(xs[i], ex));
   const auto wf = testing::random_floats(rng, static_cast<size_t>(c.out * c.in), -0.5f, 0.5f);
-  const WeightEncoding w = quant::quantize_weight("w", wf.data(), c.out, c.in, c.wt, c.block);
+  WeightEncoding w = quant::quantize_weight("w", wf.data(), c.out, c.in, c.wt, c.block);
+  w.stored_codes.resize(static_cast<size_t>(c.out * c.in));  // the rounded codes, read below as stored
+  quant::weight_codes(w, wf.data(), 0, c.out, w.stored_codes.data());
   std::vector<float> bias;
   if (c.bias) bias = testing::random_floats(rng, static_cast<size_t>(c.out), -1.0f, 1.0f);
   const Encoding ey = output_encoding(c.act, xq, ex, w, c.bias ? bias.data() : nullptr, c.rows, 0.9f);
@@ -188,10 +190,10 @@ TEST(LinearQ, ExtremeCodesStayExact) {
         for (auto& s : w.scales) s = std::uniform_real_distribution<float>(0.001f, 0.01f)(rng);
         const int16_t wmin = wt == QDType::kI16 ? -32768 : wt == QDType::kI8 ? -128 : -8;
         const int16_t wmax = wt == QDType::kI16 ? 32767 : wt == QDType::kI8 ? 127 : 7;
-        w.values.resize(static_cast<size_t>(out * in));
+        w.stored_codes.resize(static_cast<size_t>(out * in));
         for (int64_t c = 0; c < out; ++c)
           for (int64_t k = 0; k < in; ++k)
-            w.values[static_cast<size_t>(c * in + k)] =
+            w.stored_codes[static_cast<size_t>(c * in + k)] =
                 c % 3 == 0 ? wmin : (c % 3 == 1 ? ((k % 2) ? wmin : wmax) : static_cast<int16_t>(rng() % 16 - 8));
         std::vector<int32_t> xq(static_cast<size_t>(rows * in));
         for (int64_t k = 0; k < rows * in; ++k) xq[static_cast<size_t>(k)] = k < in ? 0 : ((k % 5) ? 65535 : 0);

@@ -85,9 +85,11 @@ TEST(RecipeOverrides, AUserOverrideMustMatchSomeTensor) {
 
 double weighted_error(const WeightEncoding& e, const std::vector<float>& w, const std::vector<float>& h) {
   double err = 0.0;
+  std::vector<int16_t> q(w.size());
+  weight_codes(e, w.data(), 0, e.rows, q.data());
   for (int64_t r = 0; r < e.rows; ++r)
     for (int64_t c = 0; c < e.cols; ++c) {
-      const double d = double(e.values[size_t(r * e.cols + c)]) * e.scale(r, c) - w[size_t(r * e.cols + c)];
+      const double d = double(q[size_t(r * e.cols + c)]) * e.scale(r, c) - w[size_t(r * e.cols + c)];
       err += h[size_t(c)] * d * d;
     }
   return err;

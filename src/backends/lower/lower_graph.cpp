@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,7 +16,9 @@
 #include "compile/memory_planner.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/thread_pool.h"
 #include "graph/graph.h"
+#include "kernels/packed_layout.h"
 #include "kernels/packed_linear.h"
 #include "quant/encoding_set.h"
 
@@ -72,8 +75,10 @@ int64_t numel(const std::vector<int64_t>& shape) {
 
 class Lowering {
  public:
-  Lowering(const pipeline::GraphBundle& bundle, const compile::LoweringTarget& target, ProgramPrecision precision)
-      : g_(*bundle.graph()), bundle_(bundle), target_(target), fp_(precision == ProgramPrecision::kFloat16) {
+  Lowering(const pipeline::GraphBundle& bundle, const compile::LoweringTarget& target, ProgramPrecision precision,
+           SharedWeightData* shared)
+      : g_(*bundle.graph()), bundle_(bundle), target_(target), fp_(precision == ProgramPrecision::kFloat16),
+        shared_(shared) {
     enc_ = bundle.encodings().get();
     if (!fp_) {
       if (!bundle.quantized() || !enc_ || enc_->is_float())
@@ -155,6 +160,7 @@ class Lowering {
   }
 
   int data_tensor(ValueId id, Role role, const graph::Op& user);
+  std::unique_ptr<fb::TensorT> weight_data_tensor(const graph::Value& v, Role role, const graph::Op& user);
   void activation_type(fb::TensorT& t, const graph::Value& v);
 
   // The passes of run(), in order.
@@ -179,6 +185,7 @@ class Lowering {
   const compile::LoweringTarget& target_;
   const bool fp_;
   const quant::EncodingSet* enc_ = nullptr;
+  SharedWeightData* const shared_;  // null: this method's weights are its own
   std::vector<std::unique_ptr<fb::TensorT>> tensors_;
   std::map<std::pair<ValueId, Role>, int> data_tensors_;
   std::map<std::string, pte::NamedData> named_;
@@ -213,6 +220,82 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
   auto found = data_tensors_.find({id, role});
   if (found != data_tensors_.end()) return found->second;
   const graph::Value& v = g_.value(id);
+  // A weight read the same way by an earlier method of the program (same weights, role,
+  // encoding and precision) takes that method's tensor and named data as they are.
+  std::string shared_key;
+  if (shared_ && v.kind == ValueKind::kWeight) {
+    shared_key = fmt::format("{}\n{}\n{}\n{}\n{}", v.name, static_cast<int>(role), fmt::ptr(g_.weights()),
+                             fmt::ptr(weight_encoding(v.name)), fp_);
+    if (const SharedWeightData::Entry* hit = shared_->find(shared_key)) {
+      for (const pte::NamedData& d : hit->data) named_.emplace(d.key, d);
+      const int index = new_tensor(std::make_unique<fb::TensorT>(hit->tensor));
+      data_tensors_[{id, role}] = index;
+      return index;
+    }
+  }
+  std::unique_ptr<fb::TensorT> t = weight_data_tensor(v, role, user);
+  if (!shared_key.empty()) {
+    SharedWeightData::Entry entry{*t, {}};
+    for (const std::string* key : {&t->weight->data, &t->weight->scales, &t->weight->block_sums, &t->weight->block_meta})
+      if (!key->empty()) entry.data.push_back(named_.at(*key));
+    shared_->insert(shared_key, std::move(entry));
+  }
+  const int index = new_tensor(std::move(t));
+  data_tensors_[{id, role}] = index;
+  return index;
+}
+
+// Rounds a linear weight's codes and packs them for the kernels a block of output channels at a
+// time, straight into the packed bytes: neither the weight's float32 values nor its codes ever
+// exist whole (a 1B decoder's would be 5 GB and 2.5 GB). Blocks are whole 16-channel groups, so
+// the bytes equal packing the whole matrix at once.
+struct PackedWeight {
+  std::vector<uint8_t> data;
+  std::vector<int32_t> block_sums;
+};
+PackedWeight pack_weight(const quant::WeightEncoding& we, const Tensor& stored, int bits) {
+  const int64_t rows = we.rows, cols = we.cols, nb = we.blocks();
+  constexpr int64_t kBlockRows = 4 * kernels::layout::kGroup;
+  PackedWeight out;
+  out.data.resize(kernels::packed_linear_bytes(rows, cols, bits));
+  out.block_sums.resize(static_cast<size_t>(rows * nb));
+  const int64_t group_bytes = kernels::layout::group_bytes(cols, bits);
+  ThreadPool::global().parallel_for(
+      (rows + kBlockRows - 1) / kBlockRows,
+      [&](int64_t b0, int64_t b1) {
+        std::vector<int16_t> q;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t r0 = b * kBlockRows, r1 = std::min(rows, r0 + kBlockRows);
+          q.resize(static_cast<size_t>((r1 - r0) * cols));
+          quant::weight_codes(we, stored, r0, r1, q.data());
+          kernels::pack_linear_weights(q.data(), r1 - r0, cols, bits,
+                                       out.data.data() + r0 / kernels::layout::kGroup * group_bytes);
+          const auto sums = kernels::linear_block_sums(q.data(), r1 - r0, cols, we.block_size);
+          std::copy(sums.begin(), sums.end(), out.block_sums.begin() + r0 * nb);
+        }
+      },
+      1);
+  return out;
+}
+
+// A gather table's codes as the payload stores them (int8 for 4- and 8-bit tables, else int16),
+// rounded a block of rows at a time.
+template <typename T>
+std::vector<uint8_t> table_codes(const quant::WeightEncoding& we, const Tensor& stored) {
+  std::vector<uint8_t> out(static_cast<size_t>(we.rows * we.cols) * sizeof(T));
+  T* dst = reinterpret_cast<T*>(out.data());
+  ThreadPool::global().parallel_for(
+      we.rows,
+      [&](int64_t r0, int64_t r1) {
+        std::vector<int16_t> q(static_cast<size_t>((r1 - r0) * we.cols));
+        quant::weight_codes(we, stored, r0, r1, q.data());
+        std::transform(q.begin(), q.end(), dst + r0 * we.cols, [](int16_t c) { return static_cast<T>(c); });
+      },
+      64);
+  return out;
+}
+
+std::unique_ptr<fb::TensorT> Lowering::weight_data_tensor(const graph::Value& v, Role role, const graph::Op& user) {
   auto t = std::make_unique<fb::TensorT>();
   t->name = v.name;
   t->shape = v.type.shape;
@@ -226,20 +309,24 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
       throw_failure("lower: graph {}: int32 value {} is not a constant operand", g_.name(), v.name);
     t->type = fb::ElementType::I32;
     w.data = add_data(v.name, "i32", bytes_of(v.constant->data<int32_t>(), static_cast<size_t>(v.constant->numel())));
-    const int index = new_tensor(std::move(t));
-    data_tensors_[{id, role}] = index;
-    return index;
+    return t;
   }
-  const std::vector<float> values = float_values(v);
-
+  // The weight as stored (16-bit views stay views), and its float32 values for the roles that
+  // need them whole.
+  const Tensor& stored = v.kind == ValueKind::kConstant ? *v.constant : g_.weights()->get(v.name);
+  std::optional<std::vector<float>> floats;
+  auto values = [&]() -> const std::vector<float>& {
+    if (!floats) floats = float_values(v);
+    return *floats;
+  };
   auto f16_bits = [&]() {
-    std::vector<uint16_t> h(values.size());
-    for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_f16(values[i]);
+    std::vector<uint16_t> h(values().size());
+    for (size_t i = 0; i < h.size(); ++i) h[i] = f32_to_f16(values()[i]);
     return h;
   };
   auto rounded_f32 = [&]() {
-    std::vector<float> r(values.size());
-    for (size_t i = 0; i < r.size(); ++i) r[i] = f16_to_f32(f32_to_f16(values[i]));
+    std::vector<float> r(values().size());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = f16_to_f32(f32_to_f16(values()[i]));
     return r;
   };
 
@@ -258,23 +345,19 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
         throw_failure("lower: graph {}: linear weight {} has no integer encoding of shape [{}, {}]", g_.name(), v.name,
                       rows, cols);
       const int bits = quant::qdtype_bits(we->dtype);
+      if (bits != 4 && bits != 8 && bits != 16)
+        throw_failure("lower: linear weight {} has {} bits (4, 8, 16 supported)", v.name, bits);
       w.block_size = we->block_size;
       w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
-      if (bits == 4 || bits == 8 || bits == 16) {
-        std::vector<uint8_t> packed(kernels::packed_linear_bytes(rows, cols, bits));
-        kernels::pack_linear_weights(we->values.data(), rows, cols, bits, packed.data());
-        const auto sums = kernels::linear_block_sums(we->values.data(), rows, cols, we->block_size);
-        t->type = bits == 16 ? fb::ElementType::I16 : fb::ElementType::I8;
-        w.format = bits == 4 ? fb::DataFormat::PackedInt4 : bits == 8 ? fb::DataFormat::PackedInt8 : fb::DataFormat::PackedInt16;
-        w.data = add_data(v.name, fmt::format("packed{}", bits), std::move(packed));
-        w.block_sums = add_data(v.name, "block_sums", bytes_of(sums.data(), sums.size()));
-        if (we->block_size > 0) {  // single-row (decode) calls read scales and sums regrouped
-          std::vector<uint8_t> meta(kernels::block_meta_bytes(rows, cols, we->block_size));
-          kernels::pack_block_meta(we->scales.data(), sums.data(), rows, cols, we->block_size, meta.data());
-          w.block_meta = add_data(v.name, "block_meta", std::move(meta));
-        }
-      } else {
-        throw_failure("lower: linear weight {} has {} bits (4, 8, 16 supported)", v.name, bits);
+      PackedWeight packed = pack_weight(*we, stored, bits);
+      t->type = bits == 16 ? fb::ElementType::I16 : fb::ElementType::I8;
+      w.format = bits == 4 ? fb::DataFormat::PackedInt4 : bits == 8 ? fb::DataFormat::PackedInt8 : fb::DataFormat::PackedInt16;
+      w.data = add_data(v.name, fmt::format("packed{}", bits), std::move(packed.data));
+      w.block_sums = add_data(v.name, "block_sums", bytes_of(packed.block_sums.data(), packed.block_sums.size()));
+      if (we->block_size > 0) {  // single-row (decode) calls read scales and sums regrouped
+        std::vector<uint8_t> meta(kernels::block_meta_bytes(rows, cols, we->block_size));
+        kernels::pack_block_meta(we->scales.data(), packed.block_sums.data(), rows, cols, we->block_size, meta.data());
+        w.block_meta = add_data(v.name, "block_meta", std::move(meta));
       }
       break;
     }
@@ -299,12 +382,12 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
         const quant::Encoding& e = encoding(result.name);
         set_quant(*t, e);
         if (t->type == fb::ElementType::U8) {
-          std::vector<uint8_t> q(values.size());
-          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint8_t>(quant::quantize_value(values[i], e));
+          std::vector<uint8_t> q(values().size());
+          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint8_t>(quant::quantize_value(values()[i], e));
           w.data = add_data(v.name, "u8", std::move(q));
         } else {
-          std::vector<uint16_t> q(values.size());
-          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint16_t>(quant::quantize_value(values[i], e));
+          std::vector<uint16_t> q(values().size());
+          for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<uint16_t>(quant::quantize_value(values()[i], e));
           w.data = add_data(v.name, "u16", bytes_of(q.data(), q.size()));
         }
         break;
@@ -316,20 +399,18 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
       w.block_size = we->block_size;
       w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
       if (bits <= 8) {
-        std::vector<int8_t> q(we->values.size());
-        for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(we->values[i]);
         t->type = fb::ElementType::I8;
         w.format = fb::DataFormat::ScaledInt8;
-        w.data = add_data(v.name, "table_i8", bytes_of(q.data(), q.size()));
+        w.data = add_data(v.name, "table_i8", table_codes<int8_t>(*we, stored));
       } else {
         t->type = fb::ElementType::I16;
         w.format = fb::DataFormat::ScaledInt16;
-        w.data = add_data(v.name, "table_i16", bytes_of(we->values.data(), we->values.size()));
+        w.data = add_data(v.name, "table_i16", table_codes<int16_t>(*we, stored));
       }
       break;
     }
     case Role::kNormWeight: {
-      const auto r = fp_ ? values : quant::on_constant_grid(values.data(), static_cast<int64_t>(values.size()));
+      const auto r = fp_ ? values() : quant::on_constant_grid(values().data(), static_cast<int64_t>(values().size()));
       t->type = fb::ElementType::F32;
       w.data = add_data(v.name, fp_ ? "f32" : "f32u16", bytes_of(r.data(), r.size()));
       break;
@@ -344,12 +425,12 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
       [[fallthrough]];
     case Role::kFloat:
       t->type = fb::ElementType::F32;
-      w.data = add_data(v.name, "f32", bytes_of(values.data(), values.size()));
+      w.data = add_data(v.name, "f32", bytes_of(values().data(), values().size()));
       break;
   }
-  const int index = new_tensor(std::move(t));
-  data_tensors_[{id, role}] = index;
-  return index;
+  // Done with this weight: a 16-bit view's file pages leave the resident set.
+  if (v.kind == ValueKind::kWeight) g_.weights()->release(v.name);
+  return t;
 }
 
 // The lowering runs as passes over the members below, in this order; each pass reads what the
@@ -641,9 +722,16 @@ compile::LoweredMethod Lowering::pack(std::string_view method_name, std::string_
 
 compile::LoweredMethod lower_graph(std::string_view method_name, const pipeline::GraphBundle& bundle,
                                    const compile::LoweringTarget& target, std::string_view delegate_id,
-                                   ProgramPrecision precision) {
+                                   ProgramPrecision precision, SharedWeightData* shared) {
   if (!bundle.graph()) throw_failure("lower: method {} has no graph", method_name);
-  return Lowering(bundle, target, precision).run(method_name, delegate_id);
+  return Lowering(bundle, target, precision, shared).run(method_name, delegate_id);
 }
+
+const SharedWeightData::Entry* SharedWeightData::find(const std::string& key) const {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void SharedWeightData::insert(const std::string& key, Entry entry) { entries_.emplace(key, std::move(entry)); }
 
 }  // namespace genai::backends

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "backends/lower/capabilities.h"
+#include "backends/lower/lower_graph.h"
 #include "compile/backend.h"
 
 namespace genai::backends {
@@ -21,8 +22,13 @@ class PayloadBackend : public compile::Backend {
                                            const compile::LoweringTarget& target) const override;
   compile::LoweredMethod lower(std::string_view method_name, const pipeline::GraphBundle& bundle,
                                const compile::LoweringTarget& target) const override;
+  // The program's methods share their weight tensors (SharedWeightData).
+  std::vector<compile::LoweredMethod> lower_group(std::span<const compile::GraphToLower> graphs,
+                                                  const compile::LoweringTarget& target) const override;
 
  private:
+  compile::LoweredMethod lower_one(std::string_view method_name, const pipeline::GraphBundle& bundle,
+                                   const compile::LoweringTarget& target, SharedWeightData* shared) const;
   const BackendCapabilities& caps_;
   std::string delegate_id_;
   target::BackendType type_;

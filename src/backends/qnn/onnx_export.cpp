@@ -500,9 +500,10 @@ class Exporter {
     const int32_t wt = onnx_type(w.dtype);
     const std::string qt = wname + ".q";
     if (!initializers_.count(qt)) {
+      const std::vector<int16_t> codes = quant::weight_codes(w, g_.weights()->get(wname));
       std::vector<int64_t> t(static_cast<size_t>(K * N));
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t k = 0; k < K; ++k) t[static_cast<size_t>(k * N + n)] = w.values[static_cast<size_t>(n * K + k)];
+        for (int64_t k = 0; k < K; ++k) t[static_cast<size_t>(k * N + n)] = codes[static_cast<size_t>(n * K + k)];
       add_ints(qt, wt, {K, N}, t);
     }
     const std::string out = fresh(wname + ".dq");

@@ -94,6 +94,7 @@ ExportCase lpbq_linear_case(const CaseSpec& s) {
   auto w = std::make_shared<quant::WeightEncoding>(*set->weights.at("w"));
   const Tensor f = c.graph->weights()->get("w").to_f32();
   const int64_t nb = w->blocks();
+  w->stored_codes.resize(static_cast<size_t>(w->rows * w->cols));
   for (int64_t r = 0; r < w->rows; ++r) {
     float top = 0.0f;
     for (int64_t bl = 0; bl < nb; ++bl) top = std::max(top, w->scales[static_cast<size_t>(r * nb + bl)]);
@@ -102,7 +103,7 @@ ExportCase lpbq_linear_case(const CaseSpec& s) {
       float& sc = w->scales[static_cast<size_t>(r * nb + bl)];
       sc = std::max(1.0f, std::ceil(sc / channel)) * channel;
       for (int64_t k = bl * w->block_size; k < (bl + 1) * w->block_size; ++k)
-        w->values[static_cast<size_t>(r * w->cols + k)] = static_cast<int16_t>(
+        w->stored_codes[static_cast<size_t>(r * w->cols + k)] = static_cast<int16_t>(
             std::clamp<float>(std::nearbyint(f.data<float>()[r * w->cols + k] / sc), -8.0f, 7.0f));
     }
   }
