@@ -288,7 +288,9 @@ CompileResult compile_artifacts(const CompileRequest& request) {
   for (auto& [key, path] : result.artifacts) path = stage / path.filename();
   for (const auto& [key, group] : groups) {
     const auto start = std::chrono::steady_clock::now();
-    const pte::ProgramLayout layout = pte::write_program(result.artifacts.at(key), group.program);
+    pte::WriteOptions write_options;
+    write_options.sync = request.sync_programs;
+    const pte::ProgramLayout layout = pte::write_program(result.artifacts.at(key), group.program, write_options);
     log::info("wrote {} ({} bytes, {} methods, {} named data, {:.2f} s)", final_paths.at(key).string(),
               layout.file_size, group.program.methods.size(), group.program.named_data.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

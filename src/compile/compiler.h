@@ -32,6 +32,9 @@ struct CompileRequest {
   // (backend "qnn", delegate QnnBackend; htp only).
   std::string lowering = "genai";
   std::filesystem::path artifact_dir;
+  // false: the programs are not flushed to disk before their rename (a private temporary dir,
+  // e.g. the pipeline's post-quantization check, which nobody reads after a crash).
+  bool sync_programs = true;
   // Recorded in manifest.json: the tokenizer file is copied next to the programs, the checkpoint
   // is recorded with its checksum, `options` is the option set used (JSON object).
   std::optional<std::filesystem::path> tokenizer_path;

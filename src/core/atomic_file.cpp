@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kTempMarker = ".tmp-";
 }
 
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path target) : target_(std::move(target)) {
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path target, bool sync) : target_(std::move(target)), sync_(sync) {
   auto dir = target_.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
@@ -66,7 +66,7 @@ void AtomicFileWriter::write_zeros(size_t count) {
 }
 
 void AtomicFileWriter::commit() {
-  if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0)
+  if (::fchmod(fd_, 0644) != 0 || (sync_ && ::fsync(fd_) != 0))
     throw_failure("{}: flush failed: {}", target_.string(), std::strerror(errno));
   ::close(fd_);
   fd_ = -1;

@@ -45,6 +45,7 @@ CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundle
     req.graphs = compile::with_decoder_metadata(model.config, bundles);
     req.compile_specs = target::QnnSpecBuilder(kEvalSoc).build();
     req.artifact_dir = dir_;
+    req.sync_programs = false;  // removed with this object; a crash leaves nothing to trust
     const compile::CompileResult r = compile::compile_artifacts(req);
     session_ = make_program_session(runtime::ProgramInstance::load(r.artifacts.at(pipeline::ArtifactKey::kTextDecoder)));
   } catch (...) {

@@ -398,7 +398,7 @@ struct VectorSink {
 ProgramLayout write_program(const std::filesystem::path& target, const Program& program, const WriteOptions& options) {
   const std::string name = target.string();
   Plan plan = Planner(program, options, name).build();
-  AtomicFileWriter writer(target);
+  AtomicFileWriter writer(target, options.sync);
   emit(plan, writer);
   writer.commit();
   return plan.layout;

@@ -18,6 +18,7 @@ struct WriteOptions {
   uint64_t segment_alignment = 128;         // start of every segment; a power of two
   uint64_t constant_tensor_alignment = 16;  // start of every constant tensor in the constant segment
   bool extract_delegate_segments = true;    // false: payloads inline in the flatbuffer
+  bool sync = true;                         // AtomicFileWriter's: false for private temporary programs
 };
 
 // Atomic write (src/core/atomic_file.h). An inconsistent Program (find_program_problem) or bad
