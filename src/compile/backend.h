@@ -65,6 +65,9 @@ struct LoweredMethod {
 struct GraphToLower {
   std::string method_name;
   const pipeline::GraphBundle* bundle = nullptr;
+  // Which layer shard of its method this graph is (--num_sharding, compile/layer_sharding.h); -1:
+  // the whole method.
+  int64_t shard = -1;
 };
 
 class Backend {

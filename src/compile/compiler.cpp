@@ -200,7 +200,9 @@ CompileResult compile_artifacts(const CompileRequest& request) {
     std::vector<GraphToLower> graphs;
     for (const auto& [graph, g] : items) graphs.push_back(g);
     const auto start = std::chrono::steady_clock::now();
-    std::vector<CompiledMethod> compiled = adapter.compile_group(graphs, target);
+    std::vector<CompiledMethod> compiled = key == pipeline::ArtifactKey::kTextDecoder && request.num_sharding > 1
+                                               ? adapter.compile_sharded_group(graphs, request.num_sharding, target)
+                                               : adapter.compile_group(graphs, target);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (size_t i = 0; i < items.size(); ++i) {
       log::info("compiled {} for {} ({}, lowering {}): planned {} bytes, lower bound {} ({:.2f} s for {} graph{})",

@@ -31,6 +31,9 @@ struct CompileRequest {
   // "genai": the backend of `backend_type` (our payloads); "qnn": QNN HTP context binaries
   // (backend "qnn", delegate QnnBackend; htp only).
   std::string lowering = "genai";
+  // --num_sharding: the text decoder's layers in this many parts, each its own delegate (QNN
+  // context) in every method (compile/layer_sharding.h); 1: one delegate per method.
+  int64_t num_sharding = 1;
   std::filesystem::path artifact_dir;
   // false: the programs are not flushed to disk before their rename (a private temporary dir,
   // e.g. the pipeline's post-quantization check, which nobody reads after a crash).

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "compile/layer_sharding.h"
 #include "core/error.h"
 #include "graph/graph.h"
 #include "pte/scalar_type.h"
@@ -127,6 +128,24 @@ std::vector<CompiledMethod> CompilerAdapter::compile_group(std::span<const Graph
   std::vector<CompiledMethod> out;
   for (size_t i = 0; i < graphs.size(); ++i)
     out.push_back(wrap(graphs[i].method_name, *graphs[i].bundle, target, std::move(lowered[i])));
+  return out;
+}
+
+std::vector<CompiledMethod> CompilerAdapter::compile_sharded_group(std::span<const GraphToLower> graphs, int64_t parts,
+                                                                   const LoweringTarget& target) const {
+  std::vector<std::vector<pipeline::GraphBundle>> bundles;  // [graph][shard]
+  for (const GraphToLower& g : graphs) bundles.push_back(shard_bundle(*g.bundle, parts));
+  std::vector<std::vector<CompiledMethod>> shards(graphs.size());
+  for (int64_t k = 0; k < parts; ++k) {
+    std::vector<GraphToLower> part;
+    for (size_t i = 0; i < graphs.size(); ++i)
+      part.push_back({graphs[i].method_name, &bundles[i][static_cast<size_t>(k)], k});
+    std::vector<CompiledMethod> compiled = compile_group(part, target);
+    for (size_t i = 0; i < graphs.size(); ++i) shards[i].push_back(std::move(compiled[i]));
+  }
+  std::vector<CompiledMethod> out;
+  for (size_t i = 0; i < graphs.size(); ++i)
+    out.push_back(join_shards(graphs[i].method_name, *graphs[i].bundle, bundles[i], std::move(shards[i])));
   return out;
 }
 

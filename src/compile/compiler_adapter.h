@@ -45,6 +45,11 @@ class CompilerAdapter {
   // The same for the graphs of one program, lowered together (Backend::lower_group); the result
   // is in the order given.
   std::vector<CompiledMethod> compile_group(std::span<const GraphToLower> graphs, const LoweringTarget& target) const;
+  // The same with each graph cut into `parts` layer shards (compile/layer_sharding.h): shard k of
+  // every graph is lowered together (a backend shares their weights, a QNN lowering makes them one
+  // context), and each method calls its shards' delegates in order.
+  std::vector<CompiledMethod> compile_sharded_group(std::span<const GraphToLower> graphs, int64_t parts,
+                                                    const LoweringTarget& target) const;
 
  private:
   void check_before_lowering(std::string_view method_name, const pipeline::GraphBundle& bundle,

@@ -43,6 +43,11 @@ void check_rotation(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v); s && *s != "none" && *s != "hadamard")
     throw_input_error("--rotation '{}' is not a valid choice; valid choices: none, hadamard", *s);
 }
+void check_num_sharding(const OptionValue& v) {
+  if (const auto* n = std::get_if<int64_t>(&v); n && *n < 1)
+    throw_input_error("--num_sharding {}: must be at least 1 (1: one delegate per method)", *n);
+}
+
 void check_embedding_quantize(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) {
     const auto comma = s->find(',');
@@ -167,6 +172,11 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ignored(opt("build_folder", T::kString, None, "CMake build folder of the ExecuTorch runner", C | R),
                       "no CMake runner build: the runtime is built into genai"));
   t.push_back(note(opt("host", T::kString, None, "adb host", R), "adb -H of the device runner (genai run -a --device)"));
+  // Upstream sets the shard count per model (its model configs' num_sharding); here it is an option.
+  t.push_back(ours(checked(note(opt("num_sharding", T::kInt, int64_t{1},
+                                    "Split the decoder's layers into N parts, one delegate (QNN context) each in every method", P | C),
+                                "layer shards of the text decoder; above 1 the compile spec says use_multi_contexts"),
+                           check_num_sharding)));
   t.push_back(note(opt("online_prepare", T::kFlag, false, "Compose the QNN graph on device (DLC) instead of a context binary", P | C),
                    "online_prepare field of the compile spec"));
   t.push_back(ignored(opt("ip", T::kString, std::string(), "IPC result channel host", R), "no IPC result channel"));

@@ -16,15 +16,16 @@ SpecOptions spec_options(const OptionValues& v) {
   o.dump_intermediate_outputs = v.get_flag("dump_intermediate_outputs");
   o.profile_level = v.get_int("profile_level");
   o.htp_performance_mode = v.get_int("htp_performance_mode");
+  o.num_sharding = v.get_int("num_sharding");
   return o;
 }
 
-target::QnnSpecBuilder spec_builder(const SpecOptions& o, int num_sharding) {
+target::QnnSpecBuilder spec_builder(const SpecOptions& o) {
   if (!o.soc_model) throw_input_error("--soc_model is required to compile; valid choices: {}", target::valid_soc_names());
   target::QnnSpecBuilder b(*o.soc_model, target::resolve_backend_type(o.backend));
   b.x86_emulation(o.enable_x86_64)
       .use_fp16(o.use_fp16)
-      .use_multi_contexts(num_sharding > 1)
+      .use_multi_contexts(o.num_sharding > 1)
       .use_weight_sharing(true)
       .shared_buffer(true)
       .use_mha2sha(true)
@@ -36,8 +37,8 @@ target::QnnSpecBuilder spec_builder(const SpecOptions& o, int num_sharding) {
   return b;
 }
 
-target::QnnSpecBuilder spec_builder_from_options(const OptionValues& v, int num_sharding) {
-  return spec_builder(spec_options(v), num_sharding);
+target::QnnSpecBuilder spec_builder_from_options(const OptionValues& v) {
+  return spec_builder(spec_options(v));
 }
 
 }  // namespace genai::options

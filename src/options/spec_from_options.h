@@ -27,14 +27,17 @@ struct SpecOptions {
   bool dump_intermediate_outputs = false;
   int64_t profile_level = 0;
   int64_t htp_performance_mode = 2;
+  // --num_sharding: the decoder's layers in this many delegates (QNN contexts); above 1 the spec
+  // says use_multi_contexts, and compilation cuts the decoder (compile/layer_sharding.h).
+  int64_t num_sharding = 1;
 };
 
 SpecOptions spec_options(const OptionValues& values);
 // The builder those values configure; the same checks as spec_builder_from_options.
-target::QnnSpecBuilder spec_builder(const SpecOptions& options, int num_sharding = 1);
+target::QnnSpecBuilder spec_builder(const SpecOptions& options);
 
-// Needs --soc_model (InputError listing the SoCs otherwise). num_sharding > 1 sets
+// Needs --soc_model (InputError listing the SoCs otherwise). --num_sharding above 1 sets
 // use_multi_contexts.
-target::QnnSpecBuilder spec_builder_from_options(const OptionValues& values, int num_sharding = 1);
+target::QnnSpecBuilder spec_builder_from_options(const OptionValues& values);
 
 }  // namespace genai::options

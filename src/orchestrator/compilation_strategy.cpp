@@ -63,6 +63,7 @@ class Compilation final : public CompilationStrategy {
     req.use_fp16 = o.spec.use_fp16 && input.backend_type == target::BackendType::kHtpBackend;
     req.shared_buffer = o.shared_buffer && !o.spec.enable_x86_64;
     req.kv_fusion = o.backend_fuse_kv ? compile::KvFusion::kAll : compile::KvFusion::kEightBit;
+    req.num_sharding = o.spec.num_sharding;
     req.lowering = options::effective_lowering(o.lowering, o.spec.backend, o.spec.enable_x86_64, !req.use_fp16 && !float_program);
     req.artifact_dir = input.artifact_dir;
     req.tokenizer_path = input.tokenizer_path;

@@ -38,6 +38,9 @@ struct MethodDesc {
   // records one (a tensor's fully qualified name), else empty.
   std::vector<IoDesc> inputs, outputs;
   std::string label;  // names the method in messages: "<file>: method <name>"
+  // The delegate call's place in a method of several (a layer shard, --num_sharding); -1: the
+  // method's only call.
+  int64_t shard = -1;
 };
 
 // Looks up Program.named_data by key; returns an empty span when absent.

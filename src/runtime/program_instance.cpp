@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <optional>
 #include <unordered_map>
@@ -220,6 +221,23 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     const pte::DelegateCall* call = nullptr;
     if (m.chains.size() == 1 && m.chains[0].instructions.size() == 1)
       call = std::get_if<pte::DelegateCall>(&m.chains[0].instructions[0]);
+    uint64_t planned = 0;
+    if (m.non_const_buffer_sizes.size() > 1) {
+      if (m.non_const_buffer_sizes[1] < 0) throw_input_error("{}: negative planned buffer size", label);
+      planned = static_cast<uint64_t>(m.non_const_buffer_sizes[1]);
+    }
+    if (m.chains.size() == 1 && m.chains[0].instructions.size() > 1) {
+      std::string why;
+      std::optional<MethodSlot> chained = load_chain(m, label, lookup, planned, &why);
+      if (!chained) {
+        inst->unsupported_[m.name] = why;
+        continue;
+      }
+      scratch = std::max(scratch, planned);
+      for (const ChainCall& c : chained->chain) scratch = std::max(scratch, c.method->scratch_bytes());
+      inst->methods_.emplace(m.name, std::move(*chained));
+      continue;
+    }
     const auto order = call ? delegate_call_order(m, *call) : std::nullopt;
     if (!order) {
       inst->unsupported_[m.name] = "it is not a single delegate call over the method's inputs and outputs";
@@ -258,11 +276,6 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     slot.outputs = in_method_order(method->outputs(), slot.output_order);
     for (const auto& d : slot.inputs) slot.input_bytes.push_back(io_bytes(d));
     for (const auto& d : slot.outputs) slot.output_bytes.push_back(io_bytes(d));
-    uint64_t planned = 0;
-    if (m.non_const_buffer_sizes.size() > 1) {
-      if (m.non_const_buffer_sizes[1] < 0) throw_input_error("{}: negative planned buffer size", label);
-      planned = static_cast<uint64_t>(m.non_const_buffer_sizes[1]);
-    }
     scratch = std::max({scratch, planned, method->scratch_bytes()});
     slot.method = std::move(method);
     inst->methods_.emplace(m.name, std::move(slot));
@@ -317,6 +330,22 @@ void ProgramInstance::execute(std::string_view method, std::span<const BufferRef
   };
   check("input", inputs, s.input_bytes, s.inputs);
   check("output", outputs, s.output_bytes, s.outputs);
+  if (!s.chain.empty()) {
+    auto bind = [&](const std::vector<ArgRef>& args) {
+      std::vector<BufferRef> refs;
+      refs.reserve(args.size());
+      for (const ArgRef& a : args) {
+        switch (a.kind) {
+          case ArgRef::Kind::kInput: refs.push_back(inputs[a.index]); break;
+          case ArgRef::Kind::kOutput: refs.push_back(outputs[a.index]); break;
+          case ArgRef::Kind::kScratch: refs.push_back({scratch_.data() + a.offset, a.bytes}); break;
+        }
+      }
+      return refs;
+    };
+    for (const ChainCall& c : s.chain) c.method->execute(bind(c.inputs), bind(c.outputs), scratch_);
+    return;
+  }
   if (s.input_order.empty() && s.output_order.empty()) {
     s.method->execute(inputs, outputs, scratch_);
     return;
@@ -331,6 +360,95 @@ void ProgramInstance::execute(std::string_view method, std::span<const BufferRef
   const auto in = in_call_order(inputs, s.input_order);
   const auto out = in_call_order(outputs, s.output_order);
   s.method->execute(in, out, scratch_);
+}
+
+std::optional<ProgramInstance::MethodSlot> ProgramInstance::load_chain(const pte::Method& m, const std::string& label,
+                                                                      const NamedDataLookup& lookup, uint64_t planned,
+                                                                      std::string* why) {
+  auto refuse = [&](std::string reason) -> std::optional<MethodSlot> {
+    *why = std::move(reason);
+    return std::nullopt;
+  };
+  const size_t n_values = m.values.size();
+  auto valid = [&](int32_t v) { return v >= 0 && static_cast<size_t>(v) < n_values; };
+  std::map<int32_t, size_t> input_index, output_index;
+  for (size_t i = 0; i < m.inputs.size(); ++i) input_index.emplace(m.inputs[i], i);
+  for (size_t i = 0; i < m.outputs.size(); ++i) output_index.emplace(m.outputs[i], i);
+  std::vector<bool> defined(n_values, false);
+  for (int32_t v : m.inputs)
+    if (valid(v)) defined[static_cast<size_t>(v)] = true;
+  MethodSlot slot;
+  uint64_t arenas = 0;  // the largest arena of the chain's delegates: passed values must lie past it
+  for (size_t k = 0; k < m.chains[0].instructions.size(); ++k) {
+    const auto* call = std::get_if<pte::DelegateCall>(&m.chains[0].instructions[k]);
+    if (!call) return refuse("it mixes delegate calls with other instructions");
+    // A call lists its inputs, then its outputs: its inputs are the values already defined.
+    size_t split = 0;
+    while (split < call->args.size() && valid(call->args[split]) && defined[static_cast<size_t>(call->args[split])]) ++split;
+    const std::vector<int32_t> ins(call->args.begin(), call->args.begin() + static_cast<long>(split));
+    const std::vector<int32_t> outs(call->args.begin() + static_cast<long>(split), call->args.end());
+    ChainCall c;
+    auto ref = [&](int32_t v) -> std::optional<ArgRef> {
+      if (!valid(v)) return std::nullopt;
+      if (auto it = input_index.find(v); it != input_index.end()) return ArgRef{ArgRef::Kind::kInput, it->second, 0, 0};
+      if (auto it = output_index.find(v); it != output_index.end()) return ArgRef{ArgRef::Kind::kOutput, it->second, 0, 0};
+      const auto* t = std::get_if<pte::TensorValue>(&m.values[static_cast<size_t>(v)]);
+      const auto bytes = t ? pte::tensor_nbytes(*t) : std::nullopt;
+      if (!t || !t->allocation || t->allocation->memory_id != 1 || !bytes || t->allocation->offset > planned ||
+          *bytes > planned - t->allocation->offset)
+        return std::nullopt;
+      return ArgRef{ArgRef::Kind::kScratch, 0, t->allocation->offset, static_cast<size_t>(*bytes)};
+    };
+    for (int32_t v : outs) {
+      if (!valid(v) || defined[static_cast<size_t>(v)])
+        return refuse(fmt::format("delegate call {} writes value {}, which is not a new value", k, v));
+      defined[static_cast<size_t>(v)] = true;
+    }
+    for (const auto* side : {&ins, &outs})
+      for (int32_t v : *side) {
+        auto r = ref(v);
+        if (!r) return refuse(fmt::format("delegate call {} passes value {}, which has no place in the planned buffer", k, v));
+        (side == &ins ? c.inputs : c.outputs).push_back(*r);
+      }
+    const pte::Delegate& delegate = m.delegates.at(static_cast<size_t>(call->delegate_index));
+    const BackendExecutor* executor = find_backend_executor(delegate.id);
+    if (!executor)
+      throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", label,
+                        delegate.id, join(backend_executor_ids()));
+    MethodDesc desc;
+    desc.name = m.name;
+    desc.label = fmt::format("{} (delegate call {})", label, k);
+    desc.shard = static_cast<int64_t>(k);
+    desc.inputs = declared_signature(desc.label, "input", m, ins);
+    desc.outputs = declared_signature(desc.label, "output", m, outs);
+    try {
+      c.method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw_input_error("{}: delegate '{}' needs more memory than is available", desc.label, delegate.id);
+    } catch (const std::exception& e) {
+      throw_input_error("{}: delegate '{}' rejected its payload: {}", desc.label, delegate.id, e.what());
+    }
+    if (!c.method) throw_failure("{}: delegate '{}' returned no method", desc.label, delegate.id);
+    check_signature(desc.label, "input", desc.inputs, c.method->inputs());
+    check_signature(desc.label, "output", desc.outputs, c.method->outputs());
+    arenas = std::max(arenas, c.method->scratch_bytes());
+    slot.chain.push_back(std::move(c));
+  }
+  for (const ChainCall& c : slot.chain)
+    for (const auto* side : {&c.inputs, &c.outputs})
+      for (const ArgRef& a : *side)
+        if (a.kind == ArgRef::Kind::kScratch && a.offset < arenas)
+          return refuse(fmt::format("a value passed between its delegate calls lies inside a delegate's arena "
+                                    "(offset {}, arena {} bytes)", a.offset, arenas));
+  for (int32_t v : m.outputs)
+    if (!valid(v) || !defined[static_cast<size_t>(v)]) return refuse("no delegate call computes one of its outputs");
+  slot.inputs = declared_signature(label, "input", m, m.inputs);
+  slot.outputs = declared_signature(label, "output", m, m.outputs);
+  for (const auto& d : slot.inputs) slot.input_bytes.push_back(io_bytes(d));
+  for (const auto& d : slot.outputs) slot.output_bytes.push_back(io_bytes(d));
+  return slot;
 }
 
 std::vector<pte::Value> ProgramInstance::constant_list(std::string_view name) const {

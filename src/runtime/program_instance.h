@@ -52,8 +52,23 @@ class ProgramInstance {
   const pte::Program& program() const { return *program_; }
 
  private:
+  // Where one argument of a delegate call lives while a chain of calls runs: a method input or
+  // output (by index), or a value passed between calls, at its planned offset in the scratch arena.
+  struct ArgRef {
+    enum class Kind : uint8_t { kInput, kOutput, kScratch } kind = Kind::kInput;
+    size_t index = 0;
+    uint64_t offset = 0;
+    size_t bytes = 0;
+  };
+  // One delegate call of a method that makes several (a sharded decoder: one per shard, in order).
+  struct ChainCall {
+    std::unique_ptr<DelegateMethod> method;
+    std::vector<ArgRef> inputs, outputs;
+  };
   struct MethodSlot {
     std::unique_ptr<DelegateMethod> method;
+    // A method of several delegate calls runs these instead of `method` (null then).
+    std::vector<ChainCall> chain;
     // The signature in the method's own order, and what execute() checks the buffers against.
     std::vector<IoDesc> inputs, outputs;
     std::vector<size_t> input_bytes, output_bytes;
@@ -64,6 +79,9 @@ class ProgramInstance {
   };
   ProgramInstance() = default;
   const MethodSlot& slot(std::string_view method) const;
+  // The slot of a method of several delegate calls, or nullopt with the reason it cannot run here.
+  static std::optional<MethodSlot> load_chain(const pte::Method& m, const std::string& label,
+                                              const NamedDataLookup& lookup, uint64_t planned, std::string* why);
 
   std::filesystem::path path_;
   double load_ms_ = 0.0;

@@ -425,8 +425,9 @@ TEST(CompileTargets, OnlinePrepareWithMultipleContextsIsRejected) {
   values.set("soc_model", std::string("SM8650"));
   values.set("model_mode", std::string("kv"));
   values.set("online_prepare", true);
-  EXPECT_NO_THROW(options::spec_builder_from_options(values, 1).build());
-  const std::string msg = input_error_of([&] { options::spec_builder_from_options(values, 2).build(); });
+  EXPECT_NO_THROW(options::spec_builder_from_options(values).build());
+  values.set("num_sharding", int64_t{2});
+  const std::string msg = input_error_of([&] { options::spec_builder_from_options(values).build(); });
   EXPECT_NE(msg.find("--online_prepare"), std::string::npos) << msg;
   EXPECT_NE(msg.find("SM8650"), std::string::npos) << msg;
 }

@@ -247,6 +247,45 @@ TEST_F(ExecutorchRuntime, SlowEveryDecoderFamilyGeneratesOurTokens) {
   }
 }
 
+// --num_sharding 2: each method calls one QNN context per layer shard, the hidden state passed
+// between them in the method's planned buffer. ExecuTorch runs that program, and it generates the
+// tokens our runtime generates, which are the unsharded program's.
+TEST_F(ExecutorchRuntime, ShardedProgramGeneratesTheUnshardedTokens) {
+  TempDir dir;
+  const std::string model = dir.file("tiny.gguf");
+  ASSERT_EQ(run_genai({"synth", "--shape", "tiny", "--out", model}).exit_code, 0);
+  std::map<int, json> ours;
+  for (int parts : {1, 2}) {
+    const std::string art = dir.file("art" + std::to_string(parts));
+    auto args = compile_args(model, art);
+    args.insert(args.end(), {"--num_sharding", std::to_string(parts)});
+    const auto c = run_genai(args);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const auto r = run_genai({"run", "-a", art, "--prompt", "Hello there", "--max_new_tokens", std::to_string(kNewTokens),
+                              "--temperature", "0", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ours[parts] = json::parse(r.out);
+  }
+  ASSERT_EQ(ours[1]["stop_reason"], "max_new_tokens");
+  EXPECT_EQ(ours[2]["tokens"], ours[1]["tokens"]);
+  const std::string pte = dir.file("art2") + "/text_decoder.pte";
+  const json program = inspect(pte);
+  for (const json& m : program["methods"]) {
+    if (m["kind"] == "delegated") {
+      EXPECT_EQ(m["delegates"].size(), 2u) << m["name"];
+    }
+  }
+  const DriverResult et = run_executorch(
+      dir, json::array({{{"name", "sharded"},
+                         {"pte", pte},
+                         {"generate", {{"prompt_ids", ours[2]["turns"][0]["prompt_ids"]}, {"max_new_tokens", kNewTokens}}}}}));
+  ASSERT_TRUE(et.jobs.contains("sharded"));
+  const json& theirs = et.jobs.at("sharded");
+  ASSERT_TRUE(theirs["ok"].get<bool>()) << theirs["error"].get<std::string>() << "\n" << et.err;
+  expect_same_program(program, theirs);
+  EXPECT_EQ(theirs["generation"]["tokens"], ours[2]["tokens"]);
+}
+
 // An encoder program: ExecuTorch runs its method on the same input as our runtime and gives the
 // same bytes (both run the same context binary on the simulator).
 void expect_encoder_equals_ours(const std::string& arch, const std::string& key) {

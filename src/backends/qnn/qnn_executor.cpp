@@ -111,7 +111,7 @@ class QnnExecutor final : public runtime::BackendExecutor {
                                                 const runtime::MethodDesc& method) const override {
     const std::string& label = method.label;
     const std::span<const uint8_t> binary = qnn_context_binary(payload.bytes(), label);
-    const std::string key = qnn_method_graph_key(method.name);
+    const std::string key = qnn_method_graph_key(method.name, method.shard);
     const auto record = named_data(key);
     const bool recorded = !record.empty();
     QnnMethodGraph graph;

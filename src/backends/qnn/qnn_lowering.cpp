@@ -81,13 +81,13 @@ class QnnLoweringBackend final : public compile::Backend {
       payloads.push_back(make_qnn_payload(bin));
     }
     std::vector<compile::LoweredMethod> out;
-    for (size_t i = 0; i < graphs.size(); ++i) out.push_back(lowered_method(graphs[i].method_name, onnx[i],
-                                                                           compiled, i, share, t, payloads));
+    for (size_t i = 0; i < graphs.size(); ++i)
+      out.push_back(lowered_method(graphs[i].method_name, graphs[i].shard, onnx[i], compiled, i, share, t, payloads));
     return out;
   }
 
  private:
-  static compile::LoweredMethod lowered_method(const std::string& method, const OnnxModel& onnx,
+  static compile::LoweredMethod lowered_method(const std::string& method, int64_t shard, const OnnxModel& onnx,
                                                const QnnCompileResult& compiled, size_t index, bool share,
                                                const QnnTarget& t, const std::vector<std::vector<uint8_t>>& payloads) {
     const QnnGraphInfo& info = compiled.graphs.at(index);
@@ -121,7 +121,8 @@ class QnnLoweringBackend final : public compile::Backend {
     m.delegate_id = std::string(kQnnDelegateId);
     m.payload = pte::Blob(payloads.at(info.binary));
     const std::string json = qnn_method_graph_json(record);
-    m.named_data.push_back(pte::NamedData{qnn_method_graph_key(method), pte::Blob(std::vector<uint8_t>(json.begin(), json.end()))});
+    m.named_data.push_back(
+        pte::NamedData{qnn_method_graph_key(method, shard), pte::Blob(std::vector<uint8_t>(json.begin(), json.end()))});
     return m;
   }
 };

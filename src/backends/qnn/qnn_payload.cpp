@@ -107,7 +107,9 @@ void check_qnn_binary_target(std::span<const uint8_t> context_binary, std::strin
                       what, t->soc, t->arch, soc, arch);
 }
 
-std::string qnn_method_graph_key(std::string_view method) { return fmt::format("qnn_graph_{}", method); }
+std::string qnn_method_graph_key(std::string_view method, int64_t shard) {
+  return shard < 0 ? fmt::format("qnn_graph_{}", method) : fmt::format("qnn_graph_{}_shard{}", method, shard);
+}
 
 std::string qnn_method_graph_json(const QnnMethodGraph& g) {
   json ins = json::array(), outs = json::array();

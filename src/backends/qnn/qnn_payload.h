@@ -62,8 +62,9 @@ struct QnnMethodGraph {
   std::vector<QnnMethodIo> inputs, outputs;  // in the QNN graph's order (= the method's signature)
 };
 
-// Named data key of a method's graph record: "qnn_graph_<method>".
-std::string qnn_method_graph_key(std::string_view method);
+// Named data key of a method's graph record: "qnn_graph_<method>", or for layer shard k of a
+// sharded method (--num_sharding) "qnn_graph_<method>_shard<k>".
+std::string qnn_method_graph_key(std::string_view method, int64_t shard = -1);
 std::string qnn_method_graph_json(const QnnMethodGraph& graph);
 // InputError naming `label` when the record does not parse.
 QnnMethodGraph parse_qnn_method_graph(std::span<const uint8_t> json_bytes, std::string_view label);
