@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -67,32 +68,29 @@ CompiledMethod join_shards(std::string_view method_name, const pipeline::GraphBu
     value_of[name] = index;
     return index;
   };
-  // The method's inputs and outputs are the whole graph's, each taken from the shard that reads
-  // (computes) it.
+  // The method's inputs and outputs are the whole graph's, each taken from the first shard that
+  // reads (computes) it.
+  auto first_shard_tensor = [&](bool input, const std::string& name) -> std::optional<pte::TensorValue> {
+    for (size_t k = 0; k < shards.size(); ++k) {
+      const auto& side = input ? names[k].in : names[k].out;
+      for (size_t i = 0; i < side.size(); ++i)
+        if (side[i] == name) return tensor(k, input, i);
+    }
+    return std::nullopt;
+  };
   for (const auto& spec : whole.example_inputs()) {
-    bool found = false;
-    for (size_t k = 0; k < shards.size() && !found; ++k)
-      for (size_t i = 0; i < names[k].in.size() && !found; ++i)
-        if (names[k].in[i] == spec.name) {
-          m.inputs.push_back(add(spec.name, tensor(k, true, i)));
-          found = true;
-        }
-    if (!found) {  // read by no op: the method still takes it, as the unsharded one does
+    std::optional<pte::TensorValue> t = first_shard_tensor(true, spec.name);
+    if (!t) {  // read by no op: the method still takes it, as the unsharded one does
       DType dtype = spec.dtype;
       if (const auto& io = whole.quant_io_dtypes(); io && io->inputs.count(spec.name)) dtype = io->inputs.at(spec.name);
-      std::vector<int32_t> sizes(spec.shape.begin(), spec.shape.end());
-      m.inputs.push_back(add(spec.name, pte::make_tensor(pte::scalar_type_from_dtype(dtype), std::move(sizes))));
+      t = pte::make_tensor(pte::scalar_type_from_dtype(dtype), std::vector<int32_t>(spec.shape.begin(), spec.shape.end()));
     }
+    m.inputs.push_back(add(spec.name, std::move(*t)));
   }
   for (const auto& o : whole.graph()->outputs()) {
-    bool found = false;
-    for (size_t k = 0; k < shards.size() && !found; ++k)
-      for (size_t i = 0; i < names[k].out.size() && !found; ++i)
-        if (names[k].out[i] == o.name) {
-          m.outputs.push_back(add(o.name, tensor(k, false, i)));
-          found = true;
-        }
-    if (!found) throw_failure("compile {}: no shard computes output {}", method_name, o.name);
+    std::optional<pte::TensorValue> t = first_shard_tensor(false, o.name);
+    if (!t) throw_failure("compile {}: no shard computes output {}", method_name, o.name);
+    m.outputs.push_back(add(o.name, std::move(*t)));
   }
   // What one shard passes to a later one lives in the method's buffer, after every shard's arena.
   uint64_t offset = aligned(out.planned_bytes), passed_bytes = 0;

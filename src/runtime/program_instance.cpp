@@ -106,6 +106,30 @@ void check_signature(const std::string& label, std::string_view what, const std:
                         dtype_name(declared[i].dtype), shape_to_string(declared[i].shape), describe(descs[i]));
 }
 
+// The delegate a call runs, initialised for the method `desc` describes, reading and writing what
+// the method declares (InputError naming desc.label otherwise).
+std::unique_ptr<DelegateMethod> init_delegate(const pte::Delegate& delegate, const NamedDataLookup& lookup,
+                                              const MethodDesc& desc) {
+  const BackendExecutor* executor = find_backend_executor(delegate.id);
+  if (!executor)
+    throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", desc.label,
+                      delegate.id, join(backend_executor_ids()));
+  std::unique_ptr<DelegateMethod> method;
+  try {
+    method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw_input_error("{}: delegate '{}' needs more memory than is available", desc.label, delegate.id);
+  } catch (const std::exception& e) {
+    throw_input_error("{}: delegate '{}' rejected its payload: {}", desc.label, delegate.id, e.what());
+  }
+  if (!method) throw_failure("{}: delegate '{}' returned no method", desc.label, delegate.id);
+  check_signature(desc.label, "input", desc.inputs, method->inputs());
+  check_signature(desc.label, "output", desc.outputs, method->outputs());
+  return method;
+}
+
 // The content hash a named-data key carries: compilation names a blob "<name>.<tag>.<first 16
 // hex digits of its SHA-256>" (backends/lower/lower_graph.cpp); empty for a key without one.
 std::string_view key_hash(std::string_view key) {
@@ -245,30 +269,14 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     }
     const std::vector<int32_t> call_inputs(call->args.begin(), call->args.begin() + static_cast<long>(m.inputs.size()));
     const std::vector<int32_t> call_outputs(call->args.begin() + static_cast<long>(m.inputs.size()), call->args.end());
-    const pte::Delegate& delegate = m.delegates.at(static_cast<size_t>(call->delegate_index));
-    const BackendExecutor* executor = find_backend_executor(delegate.id);
-    if (!executor)
-      throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", label,
-                        delegate.id, join(backend_executor_ids()));
     MethodDesc desc;
     desc.name = m.name;
     desc.label = label;
     // The delegate sees its arguments in the call's order.
     desc.inputs = declared_signature(label, "input", m, call_inputs);
     desc.outputs = declared_signature(label, "output", m, call_outputs);
-    std::unique_ptr<DelegateMethod> method;
-    try {
-      method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw_input_error("{}: delegate '{}' needs more memory than is available", label, delegate.id);
-    } catch (const std::exception& e) {
-      throw_input_error("{}: delegate '{}' rejected its payload: {}", label, delegate.id, e.what());
-    }
-    if (!method) throw_failure("{}: delegate '{}' returned no method", label, delegate.id);
-    check_signature(label, "input", desc.inputs, method->inputs());
-    check_signature(label, "output", desc.outputs, method->outputs());
+    std::unique_ptr<DelegateMethod> method =
+        init_delegate(m.delegates.at(static_cast<size_t>(call->delegate_index)), lookup, desc);
     MethodSlot slot;
     slot.input_order = order->first;
     slot.output_order = order->second;
@@ -410,29 +418,13 @@ std::optional<ProgramInstance::MethodSlot> ProgramInstance::load_chain(const pte
         if (!r) return refuse(fmt::format("delegate call {} passes value {}, which has no place in the planned buffer", k, v));
         (side == &ins ? c.inputs : c.outputs).push_back(*r);
       }
-    const pte::Delegate& delegate = m.delegates.at(static_cast<size_t>(call->delegate_index));
-    const BackendExecutor* executor = find_backend_executor(delegate.id);
-    if (!executor)
-      throw_input_error("{} uses delegate '{}', but no registered backend handles it (registered: {})", label,
-                        delegate.id, join(backend_executor_ids()));
     MethodDesc desc;
     desc.name = m.name;
     desc.label = fmt::format("{} (delegate call {})", label, k);
     desc.shard = static_cast<int64_t>(k);
     desc.inputs = declared_signature(desc.label, "input", m, ins);
     desc.outputs = declared_signature(desc.label, "output", m, outs);
-    try {
-      c.method = executor->init(delegate.processed, delegate.compile_specs, lookup, desc);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw_input_error("{}: delegate '{}' needs more memory than is available", desc.label, delegate.id);
-    } catch (const std::exception& e) {
-      throw_input_error("{}: delegate '{}' rejected its payload: {}", desc.label, delegate.id, e.what());
-    }
-    if (!c.method) throw_failure("{}: delegate '{}' returned no method", desc.label, delegate.id);
-    check_signature(desc.label, "input", desc.inputs, c.method->inputs());
-    check_signature(desc.label, "output", desc.outputs, c.method->outputs());
+    c.method = init_delegate(m.delegates.at(static_cast<size_t>(call->delegate_index)), lookup, desc);
     arenas = std::max(arenas, c.method->scratch_bytes());
     slot.chain.push_back(std::move(c));
   }
