@@ -63,6 +63,16 @@ const Strings kDecoderModels = {
     "qwen3-0_6b",       "qwen3-1_7b",   "smollm2_135m",           "smollm3-3b",           "glm-1_5b",
     "smolvlm_500m_instruct",            "internvl3_1b",           "gemma4-e2b"};
 
+// Upstream's layer-shard count of each --decoder_model that has more than one (its model configs'
+// num_sharding: a few layers per HTP context keeps each under the per-context size limit).
+struct UpstreamShards {
+  std::string_view model;
+  int64_t num_sharding;
+};
+constexpr UpstreamShards kUpstreamShards[] = {
+    {"llama3_2-3b_instruct", 4}, {"gemma-2b", 4},   {"gemma2-2b", 4},  {"granite_speech_3_3-2b", 4},
+    {"phi_4_mini", 8},           {"smollm3-3b", 4}, {"gemma4-e2b", 4}};
+
 OptionSpec opt(std::string name, OptionType type, OptionValue def, std::string help, unsigned scopes) {
   OptionSpec s;
   s.name = std::move(name);
@@ -172,9 +182,12 @@ std::vector<OptionSpec> make_table() {
   t.push_back(ignored(opt("build_folder", T::kString, None, "CMake build folder of the ExecuTorch runner", C | R),
                       "no CMake runner build: the runtime is built into genai"));
   t.push_back(note(opt("host", T::kString, None, "adb host", R), "adb -H of the device runner (genai run -a --device)"));
-  // Upstream sets the shard count per model (its model configs' num_sharding); here it is an option.
-  t.push_back(ours(checked(note(opt("num_sharding", T::kInt, int64_t{1},
-                                    "Split the decoder's layers into N parts, one delegate (QNN context) each in every method", P | C),
+  // Upstream sets the shard count per model (its model configs' num_sharding); here it is an option
+  // whose default is that count (effective_num_sharding).
+  t.push_back(ours(checked(note(opt("num_sharding", T::kInt, None,
+                                    "Split the decoder's layers into N parts, one delegate (QNN context) each in every method "
+                                    "(default: --decoder_model's upstream count, else 1)",
+                                    P | C),
                                 "layer shards of the text decoder; above 1 the compile spec says use_multi_contexts"),
                            check_num_sharding)));
   t.push_back(note(opt("online_prepare", T::kFlag, false, "Compose the QNN graph on device (DLC) instead of a context binary", P | C),
@@ -405,5 +418,11 @@ const OptionSpec* find_option(std::string_view name) {
 }
 
 std::span<const std::string> supported_decoder_models() { return kDecoderModels; }
+
+int64_t upstream_num_sharding(std::string_view decoder_model) {
+  for (const UpstreamShards& u : kUpstreamShards)
+    if (u.model == decoder_model) return u.num_sharding;
+  return 1;
+}
 
 }  // namespace genai::options

@@ -1,6 +1,7 @@
 #include "options/spec_from_options.h"
 
 #include "core/error.h"
+#include "options/validate.h"
 #include "target/backend_type.h"
 #include "target/soc.h"
 
@@ -16,7 +17,7 @@ SpecOptions spec_options(const OptionValues& v) {
   o.dump_intermediate_outputs = v.get_flag("dump_intermediate_outputs");
   o.profile_level = v.get_int("profile_level");
   o.htp_performance_mode = v.get_int("htp_performance_mode");
-  o.num_sharding = v.get_int("num_sharding");
+  o.num_sharding = effective_num_sharding(v);
   return o;
 }
 

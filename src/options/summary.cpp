@@ -28,6 +28,7 @@ nlohmann::json resolved_summary(const OptionValues& values) {
   }
   nlohmann::json derived;
   derived["max_context_len"] = effective_max_context_len(values);
+  derived["num_sharding"] = effective_num_sharding(values);
   if (auto recipe = resolve_quant_recipe(values)) {
     derived["quant_recipe"] = {{"scheme", quant_scheme_name(recipe->scheme)},
                                {"block_size", recipe->block_size ? nlohmann::json(*recipe->block_size) : nlohmann::json(nullptr)}};

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "options/option_table.h"
 #include "options/quant_recipe_option.h"
 #include "target/backend_type.h"
 #include "target/qnn_soc_support.h"
@@ -23,6 +24,12 @@ void require_positive(const OptionValues& v, const char* name) {
 int64_t effective_max_context_len(const OptionValues& values) {
   if (auto cl = values.get_optional_int("max_context_len")) return *cl;
   return values.get_int("max_seq_len");
+}
+
+int64_t effective_num_sharding(const OptionValues& values) {
+  if (auto n = values.get_optional_int("num_sharding")) return *n;
+  if (auto model = values.get_optional_string("decoder_model")) return upstream_num_sharding(*model);
+  return 1;
 }
 
 std::string effective_lowering(const OptionValues& values, bool quantized_program) {

@@ -20,6 +20,9 @@ void validate(const OptionValues& values);
 // --max_context_len, defaulting to --max_seq_len as upstream does.
 int64_t effective_max_context_len(const OptionValues& values);
 
+// --num_sharding, defaulting to --decoder_model's upstream count (phi_4_mini 8, ...), else 1.
+int64_t effective_num_sharding(const OptionValues& values);
+
 // --lowering, or its default: a quantized htp program compiled without --enable_x86_64 is for a
 // phone, so it gets QNN context binaries (what a stock ExecuTorch runtime loads); x86 builds,
 // float programs and other backends get our payload.

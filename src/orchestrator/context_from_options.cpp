@@ -162,6 +162,8 @@ nlohmann::json recorded_options(const OptionValues& values) {
   for (const char* key : {"json", "verbose", "threads", "compile_only", "artifact", "scalar_kernels", "backend_profile",
                           "no_verify"})
     j.erase(key);
+  // The program's shard count, also when --decoder_model chose it.
+  j["num_sharding"] = options::effective_num_sharding(values);
   return j;
 }
 

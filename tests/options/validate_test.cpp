@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "options/option_table.h"
 #include "options/quant_recipe_option.h"
+#include "options/spec_from_options.h"
 
 namespace genai::options {
 namespace {
@@ -67,6 +69,29 @@ TEST(Validate, MaxContextLenDefaultsToMaxSeqLen) {
 
 // A quantized htp compile for a phone gets what a phone's ExecuTorch runtime loads; x86 builds,
 // float programs and other backends get our payload; a given --lowering always wins.
+// Upstream shards its larger models per model; --decoder_model brings that count, --num_sharding
+// overrides it, and the compile spec follows the effective count.
+TEST(Validate, NumShardingDefaultsToTheDecoderModelsUpstreamCount) {
+  OptionValues v;
+  v.set("soc_model", std::string("SM8650"));
+  EXPECT_EQ(effective_num_sharding(v), 1);
+  v.set("decoder_model", std::string("phi_4_mini"));
+  EXPECT_EQ(effective_num_sharding(v), 8);
+  EXPECT_EQ(spec_options(v).num_sharding, 8);
+  v.set("decoder_model", std::string("llama3_2-3b_instruct"));
+  EXPECT_EQ(effective_num_sharding(v), 4);
+  v.set("decoder_model", std::string("llama3_2-1b_instruct"));
+  EXPECT_EQ(effective_num_sharding(v), 1);
+  v.set("decoder_model", std::string("smollm3-3b"));
+  v.set("num_sharding", int64_t{2});
+  EXPECT_EQ(effective_num_sharding(v), 2);
+  EXPECT_EQ(spec_options(v).num_sharding, 2);
+  // Every sharded name is a --decoder_model choice (a misspelt entry would silently give 1).
+  int64_t sharded = 0;
+  for (const std::string& name : supported_decoder_models()) sharded += upstream_num_sharding(name) > 1;
+  EXPECT_EQ(sharded, 7);
+}
+
 TEST(Validate, LoweringDefaultsToQnnForAPhoneProgram) {
   OptionValues v;
   v.set("backend", std::string("htp"));
