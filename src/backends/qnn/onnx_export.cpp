@@ -12,6 +12,7 @@
 #include "backends/qnn/onnx_wire.h"
 #include "backends/qnn/static_values.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "graph/graph.h"
 #include "kernels/quantized_rope.h"
 #include "kernels/quantized_silu.h"
@@ -499,13 +500,7 @@ class Exporter {
     const int64_t K = w.cols, N = w.rows, nb = w.blocks();
     const int32_t wt = onnx_type(w.dtype);
     const std::string qt = wname + ".q";
-    if (!initializers_.count(qt)) {
-      const std::vector<int16_t> codes = quant::weight_codes(w, g_.weights()->get(wname));
-      std::vector<int64_t> t(static_cast<size_t>(K * N));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t k = 0; k < K; ++k) t[static_cast<size_t>(k * N + n)] = codes[static_cast<size_t>(n * K + k)];
-      add_ints(qt, wt, {K, N}, t);
-    }
+    if (!initializers_.count(qt)) add_initializer(qt, wt, {K, N}, transposed_codes(w, g_.weights()->get(wname), wt));
     const std::string out = fresh(wname + ".dq");
     if (w.block_size == 0) {
       std::vector<float> s(w.scales.begin(), w.scales.end());
@@ -537,6 +532,43 @@ class Exporter {
     attr_int(n, "block_size", w.block_size);
     return out;
   }
+  // The weight's codes transposed to [K, N] as ONNX type `type` bytes, rounded a block of channels
+  // at a time: a 3B model's head would be 5 GB as one int64 table.
+  static std::string transposed_codes(const WeightEncoding& w, const Tensor& weight, int32_t type) {
+    const int64_t K = w.cols, N = w.rows;
+    const int bytes = type == kInt4 ? 0 : type == kInt8 || type == kUint8 ? 1 : 2;
+    if (type != kInt4 && type != kInt8 && type != kInt16)
+      throw_failure("qnn export: weight codes as ONNX type {}", type);
+    std::string raw(static_cast<size_t>(bytes == 0 ? (K * N + 1) / 2 : K * N * bytes), '\0');
+    auto* out = reinterpret_cast<uint8_t*>(raw.data());
+    constexpr int64_t kRows = 64;  // channels rounded at a time
+    // Blocks write disjoint bytes: with 4-bit codes, channels n and n + 1 share a byte, so blocks
+    // start at even channels and an odd N (a byte across rows k and k + 1) runs as one block.
+    const int64_t block = type == kInt4 && N % 2 != 0 ? N : kRows;
+    ThreadPool::global().parallel_for((N + block - 1) / block, [&](int64_t b0, int64_t b1) {
+      std::vector<int16_t> codes(static_cast<size_t>(std::min(block, N) * K));
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t n0 = b * block, n1 = std::min(N, n0 + block);
+        quant::weight_codes(w, weight, n0, n1, codes.data());
+        for (int64_t n = n0; n < n1; ++n)
+          for (int64_t k = 0; k < K; ++k) {
+            const int16_t q = codes[static_cast<size_t>((n - n0) * K + k)];
+            const int64_t i = k * N + n;
+            if (bytes == 0) {
+              out[i / 2] = static_cast<uint8_t>(out[i / 2] | ((static_cast<uint8_t>(q) & 0xF) << (4 * (i % 2))));
+            } else if (bytes == 1) {
+              out[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            } else {
+              const auto u = static_cast<uint16_t>(q);
+              out[2 * i] = static_cast<uint8_t>(u & 0xff);
+              out[2 * i + 1] = static_cast<uint8_t>(u >> 8);
+            }
+          }
+      }
+    });
+    return raw;
+  }
+
   // Per channel n: scale[n, b] == float(k[b, n]) * channel[n] exactly, k in 1..255.
   static bool lpbq_form(const WeightEncoding& w, std::vector<float>* channel, std::vector<int64_t>* k) {
     const int64_t N = w.rows, nb = w.blocks();
