@@ -48,29 +48,42 @@ size_t packed_linear_bytes(int64_t rows, int64_t cols, int bits) {
 
 void pack_linear_weights(const int16_t* q, int64_t rows, int64_t cols, int bits, uint8_t* out) {
   const size_t bytes = packed_linear_bytes(rows, cols, bits);
-  std::memset(out, 0, bytes);
   const int64_t qmin = -(int64_t{1} << (bits - 1)), qmax = (int64_t{1} << (bits - 1)) - 1;
-  const int64_t pc = layout::padded_cols(cols);
-  for (int64_t c = 0; c < layout::padded_rows(rows); ++c) {
-    const int64_t g = c / layout::kGroup, i = c % layout::kGroup;
-    for (int64_t k = 0; k < pc; ++k) {
-      int64_t v = 0;
-      if (c < rows && k < cols) {
-        v = q[c * cols + k];
-        if (v < qmin || v > qmax)
-          throw_failure("kernels: weight value {} at [{}, {}] is outside the {}-bit range [{}, {}]", v, c, k, bits, qmin,
-                        qmax);
+  for (int64_t c = 0; c < rows; ++c) {
+    const int16_t* row = q + c * cols;
+    int16_t lo = 0, hi = 0;
+    for (int64_t k = 0; k < cols; ++k) {
+      lo = std::min(lo, row[k]);
+      hi = std::max(hi, row[k]);
+    }
+    if (lo >= qmin && hi <= qmax) continue;
+    for (int64_t k = 0; k < cols; ++k)
+      if (row[k] < qmin || row[k] > qmax)
+        throw_failure("kernels: weight value {} at [{}, {}] is outside the {}-bit range [{}, {}]", row[k], c, k, bits,
+                      qmin, qmax);
+  }
+  // Padding channels and columns hold 0: the byte 0, or two 4-bit zeros stored as 8 + 8.
+  std::memset(out, bits == 4 ? 0x88 : 0, bytes);
+  const int64_t gb = layout::group_bytes(cols, bits);
+  for (int64_t c = 0; c < rows; ++c) {
+    const int16_t* row = q + c * cols;
+    const int64_t i = c % layout::kGroup;
+    uint8_t* group = out + (c / layout::kGroup) * gb;
+    if (bits == 8) {
+      for (int64_t k = 0; k < cols; ++k)
+        group[(k >> 1) * 32 + 2 * i + (k & 1)] = static_cast<uint8_t>(static_cast<int8_t>(row[k]));
+    } else if (bits == 16) {
+      for (int64_t k = 0; k < cols; ++k) {
+        const auto u = static_cast<uint16_t>(row[k]);
+        uint8_t* dst = group + (k >> 1) * 64 + (2 * i + (k & 1)) * 2;
+        dst[0] = static_cast<uint8_t>(u & 0xff);
+        dst[1] = static_cast<uint8_t>(u >> 8);
       }
-      if (bits == 4) {
-        const int64_t u = k / 4, r = k % 4, t = r % 2;
-        uint8_t& byte = out[g * layout::group_bytes(cols, 4) + u * 32 + 2 * i + t];
-        const auto nib = static_cast<uint8_t>(v + 8);
-        byte = static_cast<uint8_t>(r < 2 ? ((byte & 0xf0) | nib) : ((byte & 0x0f) | (nib << 4)));
-      } else {
-        const int64_t off = step_offset(cols, bits, g, k / 2) + (2 * i + k % 2) * bits / 8;
-        const auto u = static_cast<uint16_t>(static_cast<int16_t>(v));
-        out[off] = static_cast<uint8_t>(u & 0xff);
-        if (bits == 16) out[off + 1] = static_cast<uint8_t>(u >> 8);
+    } else {
+      for (int64_t k = 0; k < cols; ++k) {
+        uint8_t& byte = group[(k >> 2) * 32 + 2 * i + (k & 1)];
+        const auto nib = static_cast<uint8_t>(row[k] + 8);
+        byte = static_cast<uint8_t>((k & 2) == 0 ? ((byte & 0xf0) | nib) : ((byte & 0x0f) | (nib << 4)));
       }
     }
   }

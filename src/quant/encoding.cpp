@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/quantize.h"
 #include "kernels/requantize.h"
 #include "model/weights.h"
 
@@ -246,13 +247,16 @@ void weight_codes(const WeightEncoding& e, const float* w, int64_t r0, int64_t r
     return;
   }
   const int64_t nb = e.blocks(), width = e.block_size > 0 ? e.block_size : e.cols;
-  const float qmin = static_cast<float>(qdtype_min(e.dtype)), qmax = static_cast<float>(qdtype_max(e.dtype));
+  // The activations' quantize with the range shifted to start at 0 (zero point -qmin): the same
+  // division, rounding, clamp and NaN -> 0, vectorised; the shift is taken back after.
+  const auto qlo = static_cast<int32_t>(qdtype_min(e.dtype)), qhi = static_cast<int32_t>(qdtype_max(e.dtype));
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t b = 0; b < nb; ++b) {
-      const float scale = e.scales[static_cast<size_t>(r * nb + b)];
-      const float* src = w + (r - r0) * e.cols + b * width;
+      const kernels::QParams p{e.scales[static_cast<size_t>(r * nb + b)], -qlo, 0, qhi - qlo};
       int16_t* dst = out + (r - r0) * e.cols + b * width;
-      for (int64_t i = 0; i < width; ++i) dst[i] = static_cast<int16_t>(requantize(src[i] / scale, qmin, qmax));
+      auto* shifted = reinterpret_cast<uint16_t*>(dst);  // the unsigned view of the same storage
+      kernels::quantize(w + (r - r0) * e.cols + b * width, width, p, kernels::ActType::kU16, shifted);
+      for (int64_t i = 0; i < width; ++i) dst[i] = static_cast<int16_t>(static_cast<int32_t>(shifted[i]) + qlo);
     }
 }
 

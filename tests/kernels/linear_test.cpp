@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "kernels/packed_layout.h"
 #include "kernels/packed_linear.h"
 #include "kernel_test_util.h"
 #include "quant/qdq_executor.h"
@@ -250,6 +251,15 @@ TEST(PackLinear, RoundTripsEveryWidth) {
       std::vector<int16_t> back(q.size());
       unpack_linear_weights(packed.data(), rows, cols, bits, back.data());
       EXPECT_EQ(back, q) << bits << " bits " << rows << "x" << cols;
+      // Padding channels and columns read as 0 (the kernels sum over them): the padded shape has
+      // the same layout.
+      const int64_t pr = layout::padded_rows(rows), pc = layout::padded_cols(cols);
+      std::vector<int16_t> padded(static_cast<size_t>(pr * pc));
+      unpack_linear_weights(packed.data(), pr, pc, bits, padded.data());
+      for (int64_t r = 0; r < pr; ++r)
+        for (int64_t c = 0; c < pc; ++c)
+          ASSERT_EQ(padded[static_cast<size_t>(r * pc + c)], r < rows && c < cols ? q[static_cast<size_t>(r * cols + c)] : 0)
+              << bits << " bits " << rows << "x" << cols << " at " << r << "," << c;
       std::vector<uint8_t> again(packed.size());
       pack_linear_weights(q.data(), rows, cols, bits, again.data());
       EXPECT_EQ(again, packed);
