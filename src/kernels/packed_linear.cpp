@@ -109,6 +109,23 @@ size_t block_meta_bytes(int64_t rows, int64_t cols, int64_t block_size) {
   return static_cast<size_t>(layout::groups(rows) * (cols / block_size) * layout::kMetaBytes);
 }
 
+float PackedLinear::scale(int64_t c, int64_t b) const {
+  if (scales || !block_meta) return scales[c * blocks() + b];
+  float v;
+  std::memcpy(&v, block_meta + ((c / layout::kGroup) * blocks() + b) * layout::kMetaBytes + (c % layout::kGroup) * 4, 4);
+  return v;
+}
+
+int32_t PackedLinear::block_sum(int64_t c, int64_t b) const {
+  if (block_sums || !block_meta) return block_sums[c * blocks() + b];
+  int32_t v;
+  std::memcpy(&v,
+              block_meta + ((c / layout::kGroup) * blocks() + b) * layout::kMetaBytes +
+                  (layout::kGroup + c % layout::kGroup) * 4,
+              4);
+  return v;
+}
+
 void pack_block_meta(const float* scales, const int32_t* block_sums, int64_t rows, int64_t cols, int64_t block_size,
                      uint8_t* out) {
   const size_t bytes = block_meta_bytes(rows, cols, block_size);
@@ -149,13 +166,14 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
       n_out,
       [&](int64_t begin, int64_t end) {
         std::vector<int16_t> wr(static_cast<size_t>(n_in));
+        std::vector<float> sc(static_cast<size_t>(nb));
         for (int64_t c = begin; c < end; ++c) {
+          for (int64_t blk = 0; blk < nb; ++blk) sc[static_cast<size_t>(blk)] = w.scale(c, blk);
           int64_t wsum = 0;
           for (int64_t k = 0; k < n_in; ++k) {
             wr[static_cast<size_t>(k)] = weight_at(w.data, n_in, w.bits, c, k);
             wsum += wr[static_cast<size_t>(k)];
           }
-          const float* sc = w.scales + c * nb;
           const float b = bias ? bias[c] / ex.scale : 0.0f;
           for (int64_t r = 0; r < rows; ++r) {
             const int32_t* xr = xi.data() + r * n_in;
@@ -165,7 +183,7 @@ void linear_q(const void* x, ActType xt, int64_t rows, const QParams& ex, const 
               for (int64_t k = blk * width; k < (blk + 1) * width; ++k)
                 acc += static_cast<int64_t>(xr[k]) * wr[static_cast<size_t>(k)];
               if (htp_floor) acc = htp_accumulator(acc, wsum, ex.zero_point);
-              t += static_cast<float>(acc) * sc[blk];
+              t += static_cast<float>(acc) * sc[static_cast<size_t>(blk)];
             }
             if (bias) t += b;
             const int32_t v = static_cast<int32_t>(requantize(t * m, lo, hi)) + ey.zero_point;
@@ -217,7 +235,8 @@ namespace {
 
 void check_linear(const PackedLinear& w, const QParams& ex, const QParams& ey) {
   check_bits(w.bits, "linear_q");
-  if (w.rows <= 0 || w.cols <= 0 || !w.data || !w.scales)
+  const bool meta_only = w.block_size > 0 && w.block_meta;
+  if (w.rows <= 0 || w.cols <= 0 || !w.data || (!w.scales && !meta_only))
     throw_failure("kernels: linear_q on an empty or unset weight [{}, {}]", w.rows, w.cols);
   if (w.block_size < 0 || (w.block_size > 0 && w.cols % w.block_size != 0))
     throw_failure("kernels: linear_q block size {} does not divide {} input columns", w.block_size, w.cols);
@@ -228,7 +247,7 @@ void check_linear(const PackedLinear& w, const QParams& ex, const QParams& ey) {
 // 2^31 for any 16-bit activation and 8-bit weight), in whole steps of 4 columns; per-channel
 // weights flush to exact doubles regularly; 16-bit weights only per channel.
 bool linear_simd_ok(const PackedLinear& w) {
-  if (!w.block_sums) return false;
+  if (!w.block_sums && !(w.block_size > 0 && w.block_meta)) return false;
   if (w.bits == 16) return w.block_size == 0;
   return w.block_size == 0 || (w.block_size % 4 == 0 && w.block_size <= 128);
 }

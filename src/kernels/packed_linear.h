@@ -28,11 +28,15 @@ struct PackedLinear {
   const uint8_t* data = nullptr;       // packed_linear_bytes(rows, cols, bits) bytes
   const float* scales = nullptr;       // [rows * blocks]
   const int32_t* block_sums = nullptr; // [rows * blocks]: sum of the quantized weights per block
-  // Optional (block-wise weights): scales and block sums regrouped by pack_block_meta, read by
-  // the vectorised kernels with plain loads instead of strided gathers (decode speed). Null:
-  // the kernels use scales / block_sums.
+  // Block-wise weights: scales and block sums regrouped by pack_block_meta, read by the
+  // vectorised kernels with plain loads instead of strided gathers (decode speed). A block-wise
+  // weight may carry only this form (scales and block_sums null: one copy of the metadata, what
+  // our lowering writes); null: the kernels use scales / block_sums.
   const uint8_t* block_meta = nullptr;
   int64_t blocks() const { return block_size > 0 ? cols / block_size : 1; }
+  // Channel c's scale and weight sum in block b, from whichever form the weight carries.
+  float scale(int64_t c, int64_t b) const;
+  int32_t block_sum(int64_t c, int64_t b) const;
 };
 
 size_t packed_linear_bytes(int64_t rows, int64_t cols, int bits);

@@ -256,6 +256,18 @@ TEST(Payload, MethodsShareWeightKeys) {
   }
   // Every weight is shared; only position-dependent tables could differ (none here: same CL).
   EXPECT_EQ(shared, pf.named_data.size());
+  // A block-wise weight's scales and block sums are stored once, as block meta (not also as plain
+  // arrays): "<weight>.block_meta.<hash>" without "<weight>.scales.<hash>" or ".block_sums.".
+  size_t blockwise = 0;
+  for (const auto& [key, blob] : a) {
+    const size_t at = key.find(".block_meta.");
+    if (at == std::string::npos) continue;
+    ++blockwise;
+    const std::string weight = key.substr(0, at);
+    for (const auto& [other, b] : a)
+      EXPECT_TRUE(other.rfind(weight + ".scales.", 0) != 0 && other.rfind(weight + ".block_sums.", 0) != 0) << other;
+  }
+  EXPECT_GT(blockwise, 0u);
   EXPECT_EQ(kv.named_data.size(), pf.named_data.size());
   // Deterministic: lowering twice gives identical bytes.
   const auto kv2 = htp->lower("kv_forward", q.bundles.at(pipeline::GraphName::kKvForward), t);

@@ -82,13 +82,16 @@ void expect_linear_matches(const std::vector<int32_t>& xq, const Encoding& ex, c
   CodeBuffer xbuf(xt, xq.size());
   for (size_t i = 0; i < xq.size(); ++i) xbuf.set(i, xq[i]);
   Packed p = pack(w);
-  // Scalar; vectorised reading scales / block sums; vectorised reading block_meta.
-  for (int variant = 0; variant < 3; ++variant) {
-    const KernelMode mode = variant == 0 ? KernelMode::kScalar : KernelMode::kSimd;
-    if (variant == 2 && p.meta.empty()) break;
+  // Scalar; vectorised reading scales / block sums; vectorised reading block_meta; then block_meta
+  // alone (what our lowering writes for block-wise weights), vectorised and scalar.
+  const char* const names[] = {" scalar", " simd", " simd+meta", " simd, meta only", " scalar, meta only"};
+  for (int variant = 0; variant < 5; ++variant) {
+    const KernelMode mode = variant == 0 || variant == 4 ? KernelMode::kScalar : KernelMode::kSimd;
+    if (variant >= 2 && p.meta.empty()) break;
     ScopedMode scoped(mode);
     PackedLinear view = p.view;
-    if (variant == 2) view.block_meta = p.meta.data();
+    if (variant >= 2) view.block_meta = p.meta.data();
+    if (variant >= 3) view.scales = nullptr, view.block_sums = nullptr;
     CodeBuffer y(yt, expected.size());
     std::fill(y.bytes.begin(), y.bytes.end(), 0xAB);
     linear_q(xbuf.data(), xt, rows, testing::qparams(ex), view, b, testing::qparams(ey), yt, y.data());
@@ -96,7 +99,7 @@ void expect_linear_matches(const std::vector<int32_t>& xq, const Encoding& ex, c
     int64_t bad = 0, first = -1;
     for (size_t i = 0; i < got.size(); ++i)
       if (got[i] != expected[i] && bad++ == 0) first = static_cast<int64_t>(i);
-    EXPECT_EQ(bad, 0) << what << (variant == 0 ? " scalar" : variant == 1 ? " simd" : " simd+meta") << ": first mismatch at " << first
+    EXPECT_EQ(bad, 0) << what << names[variant] << ": first mismatch at " << first
                       << " got " << (first >= 0 ? got[static_cast<size_t>(first)] : 0) << " expected "
                       << (first >= 0 ? expected[static_cast<size_t>(first)] : 0);
   }

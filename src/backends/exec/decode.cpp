@@ -200,7 +200,11 @@ void Decoder::bind_data(TensorInfo& info, const fb::Tensor* t) {
     bad("weight '{}' has block size {} for {} columns", info.name, info.block_size, cols);
   const int64_t blocks = info.block_size > 0 ? cols / info.block_size : 1;
   const uint64_t per_row = static_cast<uint64_t>(rows) * static_cast<uint64_t>(blocks) * 4;
-  info.scales = reinterpret_cast<const float*>(named(w->scales(), per_row, 4, info.name, "scales"));
+  // A packed block-wise weight may carry its scales and block sums only as block meta (one copy).
+  const bool packed = info.format == fb::DataFormat::PackedInt8 || info.format == fb::DataFormat::PackedInt4 ||
+                      info.format == fb::DataFormat::PackedInt16;
+  const bool meta_only = packed && info.block_size > 0 && w->block_meta() && !w->scales() && !w->block_sums();
+  if (!meta_only) info.scales = reinterpret_cast<const float*>(named(w->scales(), per_row, 4, info.name, "scales"));
   switch (info.format) {
     case fb::DataFormat::PackedInt8:
     case fb::DataFormat::PackedInt4:
@@ -209,7 +213,8 @@ void Decoder::bind_data(TensorInfo& info, const fb::Tensor* t) {
       if (info.type != (bits == 16 ? fb::ElementType::I16 : fb::ElementType::I8))
         bad("packed weight '{}' has element type {}", info.name, fb::EnumNameElementType(info.type));
       info.data = named(w->data(), kernels::packed_linear_bytes(rows, cols, bits), 1, info.name, "data");
-      info.block_sums = reinterpret_cast<const int32_t*>(named(w->block_sums(), per_row, 4, info.name, "block sums"));
+      if (!meta_only)
+        info.block_sums = reinterpret_cast<const int32_t*>(named(w->block_sums(), per_row, 4, info.name, "block sums"));
       if (w->block_meta()) {
         if (info.block_size == 0) bad("weight '{}' has block meta but no blocks", info.name);
         info.block_meta = named(w->block_meta(), kernels::block_meta_bytes(rows, cols, info.block_size), 4, info.name,

@@ -348,16 +348,19 @@ std::unique_ptr<fb::TensorT> Lowering::weight_data_tensor(const graph::Value& v,
       if (bits != 4 && bits != 8 && bits != 16)
         throw_failure("lower: linear weight {} has {} bits (4, 8, 16 supported)", v.name, bits);
       w.block_size = we->block_size;
-      w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
       PackedWeight packed = pack_weight(*we, stored, bits);
       t->type = bits == 16 ? fb::ElementType::I16 : fb::ElementType::I8;
       w.format = bits == 4 ? fb::DataFormat::PackedInt4 : bits == 8 ? fb::DataFormat::PackedInt8 : fb::DataFormat::PackedInt16;
       w.data = add_data(v.name, fmt::format("packed{}", bits), std::move(packed.data));
-      w.block_sums = add_data(v.name, "block_sums", bytes_of(packed.block_sums.data(), packed.block_sums.size()));
-      if (we->block_size > 0) {  // single-row (decode) calls read scales and sums regrouped
+      if (we->block_size > 0) {
+        // Block-wise: scales and sums only regrouped (the kernels' loads), not also as plain
+        // arrays: at block 16 each copy is half a byte per weight, as much as 4-bit codes.
         std::vector<uint8_t> meta(kernels::block_meta_bytes(rows, cols, we->block_size));
         kernels::pack_block_meta(we->scales.data(), packed.block_sums.data(), rows, cols, we->block_size, meta.data());
         w.block_meta = add_data(v.name, "block_meta", std::move(meta));
+      } else {
+        w.scales = add_data(v.name, "scales", bytes_of(we->scales.data(), we->scales.size()));
+        w.block_sums = add_data(v.name, "block_sums", bytes_of(packed.block_sums.data(), packed.block_sums.size()));
       }
       break;
     }
