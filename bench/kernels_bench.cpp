@@ -201,6 +201,28 @@ void BM_FloatOps(benchmark::State& state) {
 }
 BENCHMARK(BM_FloatOps)->Arg(1)->Arg(128)->UseRealTime();
 
+// The float reference's linear (linear_f32: the check's float side and calibration) on a 1B
+// model's projections: rows of one evaluation window (96) and of a calibration window (128).
+void BM_LinearF32(benchmark::State& state) {
+  const int64_t rows = state.range(0), in = state.range(1), out = state.range(2);
+  std::mt19937 rng(5);
+  std::vector<float> x(static_cast<size_t>(rows * in)), w(static_cast<size_t>(out * in)), y(static_cast<size_t>(rows * out));
+  for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  for (auto& v : w) v = std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng);
+  for (auto _ : state) {
+    linear_f32(x.data(), rows, w.data(), out, in, nullptr, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(rows * in * out),
+                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_LinearF32)
+    ->ArgNames({"rows", "in", "out"})
+    ->Args({96, 2048, 2048})
+    ->Args({96, 2048, 8192})
+    ->Args({128, 8192, 2048})
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace genai::kernels
 
