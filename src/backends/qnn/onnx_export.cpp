@@ -642,25 +642,69 @@ class Exporter {
     std::string src;
     if (table.kind == ValueKind::kWeight || table.kind == ValueKind::kConstant) {
       const Encoding& e = enc(r);
-      const Tensor f = constant_tensor(tv);
-      std::vector<float> vals(f.data<float>(), f.data<float>() + f.numel());
+      const std::string qt = rn + ".table";
+      const std::vector<int64_t> dims(table.type.shape.begin(), table.type.shape.end());
       if (table.kind == ValueKind::kWeight) {
         auto it = set_.weights.find(table.name);
         if (it == set_.weights.end())
           throw_failure("qnn export: graph {}: gathered weight {} has no encoding", g_.name(), table.name);
-        vals = quant::dequantize_weight(*it->second, f.data<float>());
+        if (!it->second->is_float()) {
+          if (!initializers_.count(qt))
+            add_initializer(qt, onnx_type(e.dtype), dims, table_on_encoding(*it->second, g_.weights()->get(table.name), e));
+          src = dq(qt, rn, e);
+        }
       }
-      std::vector<int64_t> codes(vals.size());
-      for (size_t i = 0; i < vals.size(); ++i) codes[i] = quant::quantize_value(vals[i], e);
-      const std::string qt = rn + ".table";
-      add_ints(qt, onnx_type(e.dtype), std::vector<int64_t>(f.shape().begin(), f.shape().end()), codes);
-      src = dq(qt, rn, e);
+      if (src.empty()) {  // a constant table, or a float16 one: its (rounded) values onto e
+        const Tensor f = constant_tensor(tv);
+        std::vector<float> vals(f.data<float>(), f.data<float>() + f.numel());
+        if (table.kind == ValueKind::kWeight) vals = quant::dequantize_weight(*set_.weights.at(table.name), f.data<float>());
+        std::vector<int64_t> codes(vals.size());
+        for (size_t i = 0; i < vals.size(); ++i) codes[i] = quant::quantize_value(vals[i], e);
+        add_ints(qt, onnx_type(e.dtype), dims, codes);
+        src = dq(qt, rn, e);
+      }
     } else {
       src = use(tv);
     }
     const std::string y = fresh(rn + ".f");
     attr_int(node("Gather", {src, use(op.operands[1])}, y), "axis", 0);
     define(r, y);
+  }
+
+  // A gathered weight table's values (its codes times its row scales, as dequantize_weight gives
+  // them) quantized onto the gather's result encoding `e`, as ONNX bytes of e's type, a block of
+  // rows at a time: a 3.8B model's embedding would be 2.5 GB of float32 and 4.9 GB of int64 codes
+  // as whole tables.
+  static std::string table_on_encoding(const WeightEncoding& w, const Tensor& weight, const Encoding& e) {
+    const int32_t type = onnx_type(e.dtype);
+    if (type == kInt4) throw_failure("qnn export: a gather result on a 4-bit encoding");
+    const int64_t rows = w.rows, cols = w.cols;
+    constexpr int64_t kRows = 64;
+    std::vector<std::string> parts(static_cast<size_t>((rows + kRows - 1) / kRows));
+    ThreadPool::global().parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t b0, int64_t b1) {
+      std::vector<int16_t> q(static_cast<size_t>(kRows * cols));
+      std::vector<int64_t> codes(static_cast<size_t>(kRows * cols));
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t r0 = b * kRows, r1 = std::min(rows, r0 + kRows), n = (r1 - r0) * cols;
+        quant::weight_codes(w, weight, r0, r1, q.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t r = r0 + i / cols, c = i % cols;
+          codes[static_cast<size_t>(i)] = quant::quantize_value(static_cast<float>(q[static_cast<size_t>(i)]) * w.scale(r, c), e);
+        }
+        codes.resize(static_cast<size_t>(n));
+        parts[static_cast<size_t>(b)] = pack_integers(codes, type);
+        codes.resize(static_cast<size_t>(kRows * cols));
+      }
+    });
+    std::string raw;
+    size_t total = 0;
+    for (const std::string& p : parts) total += p.size();
+    raw.reserve(total);
+    for (std::string& p : parts) {
+      raw += p;
+      std::string().swap(p);
+    }
+    return raw;
   }
 
   // x*cos + rotate_half(x)*sin, rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2]); cos and sin
