@@ -28,6 +28,15 @@ using quant::Encoding;
 using quant::QDType;
 using quant::WeightEncoding;
 
+void check_onnx_model_size(uint64_t bytes, const std::string& method, int64_t shard, uint64_t limit) {
+  if (bytes <= limit) return;
+  const std::string part = shard >= 0 ? fmt::format("layer shard {} of method {}", shard, method) : fmt::format("method {}", method);
+  throw_input_error("--lowering qnn: {} is {:.2f} GB as an ONNX model, above the {:.2f} GB ONNX Runtime reads in one "
+                    "message (the export writes no external data): cut the decoder into more layer shards with "
+                    "--num_sharding (each shard's weights go into a model of its own)",
+                    part, static_cast<double>(bytes) / 1e9, static_cast<double>(limit) / 1e9);
+}
+
 std::string onnx_input_name(size_t index, std::string_view name) { return fmt::format("input_{}_{}", index, name); }
 std::string onnx_output_name(size_t index, std::string_view name) { return fmt::format("output_{}_{}", index, name); }
 

@@ -61,6 +61,15 @@ inline constexpr int64_t kOnnxOpset = 23;  // RMSNormalization; Q/DQ with uint16
 // bundle is not quantized (fp16 / GPU float path).
 OnnxModel export_onnx_qdq(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options = {});
 
+// ONNX Runtime reads a model from one protobuf message, at most 2 GiB - 1 bytes; this exporter
+// writes every initializer inline (no external data files).
+inline constexpr uint64_t kOnnxMaxModelBytes = (uint64_t{1} << 31) - 1;
+
+// InputError when a model of `bytes` exceeds `limit` (kOnnxMaxModelBytes): it names the method, its
+// layer shard (-1: unsharded) and --num_sharding, the way to make each part smaller.
+void check_onnx_model_size(uint64_t bytes, const std::string& method, int64_t shard,
+                           uint64_t limit = kOnnxMaxModelBytes);
+
 // "input_<index>_<name>" / "output_<index>_<name>".
 std::string onnx_input_name(size_t index, std::string_view name);
 std::string onnx_output_name(size_t index, std::string_view name);

@@ -52,6 +52,7 @@ class QnnLoweringBackend final : public compile::Backend {
       if (share && i > 0) eo.io_name_suffix = "_" + graphs[i].method_name;
       eo.elementwise_one_type = t.elementwise_one_type;
       onnx.push_back(export_onnx_qdq(*graphs[i].bundle, eo));
+      check_onnx_model_size(onnx.back().bytes.size(), graphs[i].method_name, graphs[i].shard);
       log::info("qnn: exported {} as ONNX QDQ ({} bytes, {:.2f} s)", graphs[i].method_name, onnx.back().bytes.size(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }

@@ -356,6 +356,27 @@ TEST(OnnxExport, FloatBundleIsRefused) {
   EXPECT_THROW(backends::qnn::export_onnx_qdq(bundle), InputError);
 }
 
+// A model ONNX Runtime could not read (one protobuf message of at most 2 GiB - 1) is refused before
+// the QNN compile, naming the method, its shard and --num_sharding; the limit itself passes.
+TEST(OnnxExport, AModelAboveTheProtobufLimitNamesNumSharding) {
+  using backends::qnn::check_onnx_model_size;
+  using backends::qnn::kOnnxMaxModelBytes;
+  EXPECT_NO_THROW(check_onnx_model_size(kOnnxMaxModelBytes, "kv_forward", -1));
+  auto message = [](uint64_t bytes, int64_t shard) {
+    try {
+      check_onnx_model_size(bytes, "kv_forward", shard);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string whole = message(kOnnxMaxModelBytes + 1, -1), part = message(uint64_t{3} << 30, 2);
+  EXPECT_NE(whole.find("method kv_forward"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("--num_sharding"), std::string::npos) << whole;
+  EXPECT_NE(part.find("layer shard 2 of method kv_forward"), std::string::npos) << part;
+  EXPECT_NE(part.find("3.22 GB"), std::string::npos) << part;
+}
+
 // Per op bound (output steps) on the CPU EP, `exact` form / `htp` form. The CPU EP sums products
 // exactly; the reference takes the HTP's accumulator for per-channel weights and 16 x 8-bit matmuls
 // (HTP rule 4: up to m * 255 steps below the exact sum, 18 with this int4 case's tight range).
