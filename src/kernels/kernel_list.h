@@ -24,6 +24,9 @@
     (x, n, p, t, q))                                                                                             \
   X(round_to_f16, RoundToF16Impl, (float* x, int64_t n), (x, n))                                                \
   X(widen_f16, WidenF16Impl, (const uint16_t* h, int64_t n, float* x), (h, n, x))                                \
+  X(shrink_errors, ShrinkErrorsImpl,                                                                             \
+    (const float* w, int64_t n, const float* scales, int64_t m, float qmin, float qmax, float* errs),           \
+    (w, n, scales, m, qmin, qmax, errs))                                                                         \
   X(add_q, AddQImpl,                                                                                             \
     (const void* a, ActType at, int64_t a_step, const void* b, ActType bt, int64_t b_step, int64_t n,            \
      const HtpAdd& p, ActType yt, void* y),                                                                      \

@@ -50,6 +50,17 @@ void quantize_floor(const float* x, int64_t n, const QParams& p, ActType t, void
   quantize_rounded<requantize_floor>(x, n, p, t, q);
 }
 
+void shrink_errors(const float* w, int64_t n, const float* scales, int64_t m, float qmin, float qmax, float* errs) {
+  for (int64_t k = 0; k < m; ++k) {
+    float err = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = requantize(w[i] / scales[k], qmin, qmax) * scales[k] - w[i];
+      err += d * d;
+    }
+    errs[k] = err;
+  }
+}
+
 }  // namespace scalar
 
 void quantize(const float* x, int64_t n, const QParams& p, ActType t, void* q) {
@@ -80,6 +91,12 @@ void widen_f16(const uint16_t* h, int64_t n, float* x) {
   if (n <= 0) return;
   if (use_simd()) simd::widen_f16(h, n, x);
   else scalar::widen_f16(h, n, x);
+}
+
+void shrink_errors(const float* w, int64_t n, const float* scales, int64_t m, float qmin, float qmax, float* errs) {
+  if (m <= 0) return;
+  if (use_simd()) simd::shrink_errors(w, n, scales, m, qmin, qmax, errs);
+  else scalar::shrink_errors(w, n, scales, m, qmin, qmax, errs);
 }
 
 }  // namespace genai::kernels

@@ -31,5 +31,9 @@ void dequantize(const void* q, ActType t, int64_t n, const QParams& p, float* x)
 void round_to_f16(float* x, int64_t n);
 // IEEE half bits to float32 (exact): a 16-bit checkpoint's weights where an op reads them.
 void widen_f16(const uint16_t* h, int64_t n, float* x);
+// The weight quantizer's scale search: errs[k] = sum over i in order of d * d, d = requantize(w[i] /
+// scales[k], qmin, qmax) * scales[k] - w[i] (symmetric codes, float32). The vectorised build puts
+// one candidate scale in each lane, so every sum is the scalar build's, bit for bit.
+void shrink_errors(const float* w, int64_t n, const float* scales, int64_t m, float qmin, float qmax, float* errs);
 
 }  // namespace genai::kernels

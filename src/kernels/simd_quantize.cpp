@@ -4,6 +4,7 @@
 // Without Highway (GENAI_SCALAR_ONLY) simd_target.cpp forwards every kernel to the scalar build.
 #if !defined(GENAI_KERNELS_SCALAR_ONLY)
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/half.h"
@@ -246,6 +247,31 @@ void WidenF16Impl(const uint16_t* h, int64_t n, float* x) {
   for (; i + L <= n; i += L) hn::StoreU(hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(h + i))), df, x + i);
 #endif
   if (i < n) scalar::widen_f16(h + i, n - i, x + i);
+}
+
+// One candidate scale per lane (the last one repeated into spare lanes), the elements in order:
+// each lane's sum is the scalar build's sum for its scale. Division, round half even, the clamp
+// and NaN -> 0 as in QuantizeRounded.
+void ShrinkErrorsImpl(const float* w, int64_t n, const float* scales, int64_t m, float qmin, float qmax, float* errs) {
+  const DF df;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(df));
+  const VF lo = hn::Set(df, qmin), hi = hn::Set(df, qmax);
+  HWY_ALIGN float s_lanes[kMaxLanes32];
+  HWY_ALIGN float e_lanes[kMaxLanes32];
+  for (int64_t k0 = 0; k0 < m; k0 += L) {
+    for (int64_t j = 0; j < L; ++j) s_lanes[j] = scales[std::min(k0 + j, m - 1)];
+    const VF s = hn::Load(df, s_lanes);
+    VF err = hn::Zero(df);
+    for (int64_t i = 0; i < n; ++i) {
+      const VF wi = hn::Set(df, w[i]);
+      const VF r = hn::Round(hn::Div(wi, s));
+      const VF q = hn::IfThenElseZero(hn::Eq(r, r), hn::Min(hn::Max(r, lo), hi));
+      const VF d = hn::Sub(hn::Mul(q, s), wi);
+      err = hn::Add(err, hn::Mul(d, d));
+    }
+    hn::Store(err, df, e_lanes);
+    for (int64_t j = 0; j < L && k0 + j < m; ++j) errs[k0 + j] = e_lanes[j];
+  }
 }
 
 #endif  // HWY_TARGET == HWY_SCALAR

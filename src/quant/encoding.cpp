@@ -195,15 +195,16 @@ float weight_scale(const float* w, int64_t n, QDType dtype, const float* importa
   // 4-bit grids are coarse enough that shrinking the scale below max|w| / qmax (clipping the
   // largest values, using -8 too) lowers the block's squared error; search a few shrinks.
   if (qdtype_bits(dtype) > 4) return scale;
+  constexpr int kShrinks = 11;
+  float shrunk[kShrinks], errs[kShrinks];
+  for (int k = 0; k < kShrinks; ++k) shrunk[k] = scale * (1.0f - 0.03f * static_cast<float>(k));
+  kernels::shrink_errors(w, n, shrunk, kShrinks, qmin, qmax, errs);  // weighted_error's sums, all at once
   float best = -1.0f, best_scale = scale;
-  for (int k = 0; k <= 10; ++k) {
-    const float s = scale * (1.0f - 0.03f * static_cast<float>(k));
-    const float err = weighted_error(w, nullptr, n, s, qmin, qmax);
-    if (best < 0.0f || err < best) {
-      best = err;
-      best_scale = s;
+  for (int k = 0; k < kShrinks; ++k)
+    if (best < 0.0f || errs[k] < best) {
+      best = errs[k];
+      best_scale = shrunk[k];
     }
-  }
   return best_scale;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -209,6 +210,31 @@ void run_everything(uint32_t seed) {
       } else {
         ASSERT_EQ(std::memcmp(&wa[i], &want, sizeof(float)), 0) << "scalar widen_f16 " << i;
         ASSERT_EQ(std::memcmp(&wb[i], &want, sizeof(float)), 0) << "widen_f16 " << i;
+      }
+    }
+  }
+  // shrink_errors (the 4-bit scale search): one candidate per lane must give the scalar build's
+  // sums bit for bit, for 11 candidates (lanes to spare or a second pass), clamped values, ties at
+  // .5 and a NaN (its term is NaN in both builds).
+  {
+    std::vector<float> w(37);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.37f * static_cast<float>(static_cast<int>(i % 11) - 5) + 0.001f * i;
+    w[3] = 2.5f, w[4] = -3.5f, w[5] = 40.0f;
+    std::vector<float> scales(11);
+    for (int k = 0; k < 11; ++k) scales[static_cast<size_t>(k)] = 0.25f * (1.0f - 0.03f * static_cast<float>(k));
+    for (bool with_nan : {false, true}) {
+      if (with_nan) w[7] = std::numeric_limits<float>::quiet_NaN();
+      auto [ea, eb] = both_builds([&] {
+        std::vector<float> e(scales.size());
+        shrink_errors(w.data(), static_cast<int64_t>(w.size()), scales.data(), 11, -8.0f, 7.0f, e.data());
+        return e;
+      });
+      for (size_t k = 0; k < ea.size(); ++k) {
+        if (with_nan) {
+          EXPECT_TRUE(std::isnan(ea[k]) && std::isnan(eb[k])) << "shrink_errors nan " << k;
+        } else {
+          EXPECT_EQ(std::memcmp(&ea[k], &eb[k], sizeof(float)), 0) << "shrink_errors " << k << ": " << ea[k] << " vs " << eb[k];
+        }
       }
     }
   }
