@@ -116,16 +116,6 @@ float PackedLinear::scale(int64_t c, int64_t b) const {
   return v;
 }
 
-int32_t PackedLinear::block_sum(int64_t c, int64_t b) const {
-  if (block_sums || !block_meta) return block_sums[c * blocks() + b];
-  int32_t v;
-  std::memcpy(&v,
-              block_meta + ((c / layout::kGroup) * blocks() + b) * layout::kMetaBytes +
-                  (layout::kGroup + c % layout::kGroup) * 4,
-              4);
-  return v;
-}
-
 void pack_block_meta(const float* scales, const int32_t* block_sums, int64_t rows, int64_t cols, int64_t block_size,
                      uint8_t* out) {
   const size_t bytes = block_meta_bytes(rows, cols, block_size);

@@ -34,9 +34,8 @@ struct PackedLinear {
   // our lowering writes); null: the kernels use scales / block_sums.
   const uint8_t* block_meta = nullptr;
   int64_t blocks() const { return block_size > 0 ? cols / block_size : 1; }
-  // Channel c's scale and weight sum in block b, from whichever form the weight carries.
+  // Channel c's scale in block b, from whichever form the weight carries.
   float scale(int64_t c, int64_t b) const;
-  int32_t block_sum(int64_t c, int64_t b) const;
 };
 
 size_t packed_linear_bytes(int64_t rows, int64_t cols, int bits);

@@ -545,9 +545,9 @@ class Exporter {
   // at a time: a 3B model's head would be 5 GB as one int64 table.
   static std::string transposed_codes(const WeightEncoding& w, const Tensor& weight, int32_t type) {
     const int64_t K = w.cols, N = w.rows;
-    const int bytes = type == kInt4 ? 0 : type == kInt8 || type == kUint8 ? 1 : 2;
     if (type != kInt4 && type != kInt8 && type != kInt16)
       throw_failure("qnn export: weight codes as ONNX type {}", type);
+    const int bytes = type == kInt4 ? 0 : type == kInt8 ? 1 : 2;  // 0: two codes per byte
     std::string raw(static_cast<size_t>(bytes == 0 ? (K * N + 1) / 2 : K * N * bytes), '\0');
     auto* out = reinterpret_cast<uint8_t*>(raw.data());
     constexpr int64_t kRows = 64;  // channels rounded at a time
@@ -692,17 +692,15 @@ class Exporter {
     std::vector<std::string> parts(static_cast<size_t>((rows + kRows - 1) / kRows));
     ThreadPool::global().parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t b0, int64_t b1) {
       std::vector<int16_t> q(static_cast<size_t>(kRows * cols));
-      std::vector<int64_t> codes(static_cast<size_t>(kRows * cols));
       for (int64_t b = b0; b < b1; ++b) {
-        const int64_t r0 = b * kRows, r1 = std::min(rows, r0 + kRows), n = (r1 - r0) * cols;
+        const int64_t r0 = b * kRows, r1 = std::min(rows, r0 + kRows);
         quant::weight_codes(w, weight, r0, r1, q.data());
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t r = r0 + i / cols, c = i % cols;
-          codes[static_cast<size_t>(i)] = quant::quantize_value(static_cast<float>(q[static_cast<size_t>(i)]) * w.scale(r, c), e);
+        std::vector<int64_t> codes(static_cast<size_t>((r1 - r0) * cols));
+        for (size_t i = 0; i < codes.size(); ++i) {
+          const int64_t r = r0 + static_cast<int64_t>(i) / cols, c = static_cast<int64_t>(i) % cols;
+          codes[i] = quant::quantize_value(static_cast<float>(q[i]) * w.scale(r, c), e);
         }
-        codes.resize(static_cast<size_t>(n));
         parts[static_cast<size_t>(b)] = pack_integers(codes, type);
-        codes.resize(static_cast<size_t>(kRows * cols));
       }
     });
     std::string raw;
