@@ -55,8 +55,14 @@ CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundle
   }
 }
 
+CompiledWindows::CompiledWindows(const std::filesystem::path& text_decoder) {
+  backends::register_builtin_backends();
+  session_ = make_program_session(runtime::ProgramInstance::load(text_decoder));
+}
+
 CompiledWindows::~CompiledWindows() {
   session_.reset();  // unmaps the program before its file goes
+  if (dir_.empty()) return;
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }

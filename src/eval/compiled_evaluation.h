@@ -1,6 +1,7 @@
 // The quantized side of `genai eval` run as a compiled program: the quantization stage's bundles
 // lowered by our HTP backend for the host, written to a private temporary directory, loaded by
-// the runtime and run once per window through prefill_forward. The program equals the QDQ
+// the runtime and run once per window through prefill_forward; or a text decoder program that is
+// already on disk (the pipeline's check runs the program it deploys). The program equals the QDQ
 // reference (the parity tests hold it to that), and runs 20-30 times faster, so a 20,000-token
 // evaluation text takes seconds where the QDQ reference takes minutes.
 #pragma once
@@ -34,6 +35,9 @@ class CompiledWindows {
   // pipeline's own shape (a window longer than the prefill AR runs as consecutive prefill calls
   // over the cache, as the deployed program runs a long prompt).
   CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles);
+  // `text_decoder`: a text decoder program of our lowering (any SoC: the program runs on the host
+  // either way). The file must outlive this object.
+  explicit CompiledWindows(const std::filesystem::path& text_decoder);
   ~CompiledWindows();
   CompiledWindows(const CompiledWindows&) = delete;
   CompiledWindows& operator=(const CompiledWindows&) = delete;
@@ -46,7 +50,7 @@ class CompiledWindows {
   int64_t max_window() const;
 
  private:
-  std::filesystem::path dir_;
+  std::filesystem::path dir_;  // the private program's directory; empty for a given program
   std::unique_ptr<DecoderScheduler> session_;
 };
 

@@ -4,6 +4,7 @@
 #include "core/log.h"
 #include "model/model.h"
 #include "options/quant_recipe_option.h"
+#include "options/validate.h"
 #include "orchestrator/prebuilt_artifacts.h"
 #include "orchestrator/stage_settings.h"
 #include "pipeline/exceptions.h"
@@ -43,6 +44,13 @@ void as_part_of(std::string_view stage, StageRecord& r, F&& prepare) {
     r.ran = r.failed = true;
     detail::rethrow_as_stage_error(stage);
   }
+}
+
+// The compilation stage's text decoder program runs on this CPU: our lowering of a quantized HTP
+// program (the emulation runs anywhere; a QNN context binary needs the HTP or its simulator).
+bool decoder_program_runs_here(const CompilationSettings& c, target::BackendType backend) {
+  return backend == target::BackendType::kHtpBackend && !c.spec.use_fp16 &&
+         options::effective_lowering(c.lowering, c.spec.backend, c.spec.enable_x86_64, true) == "genai";
 }
 
 }  // namespace
@@ -120,6 +128,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
   }
 
   // quantization
+  const size_t quantization_record = result.stages.size();
   if (quantization_) {
     QuantizationInputConfig in;
     in.soc_model = soc;
@@ -127,6 +136,7 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.model = result.preparation.model;
     in.calibration_data = result.preparation.calibration_data;
     in.settings = settings.quantization;
+    in.check_on_program = compilation_ && decoder_program_runs_here(settings.compilation, in.backend_type);
     StageRecord& r = record();
     as_part_of(kStageQuantization, r, [&] {
       in.quant_recipe = options::resolve_quant_recipe(in.settings.quant_recipe, in.settings.quant_block_size);
@@ -149,6 +159,10 @@ void GenAIPipeline::invoke(const PipelineContext& context, PipelineResult& resul
     in.settings = settings.compilation;
     result.compilation = compilation_->invoke(context, in, &record());
     result.artifacts = result.compilation.artifact_paths;
+    const auto decoder = result.artifacts.find(ArtifactKey::kTextDecoder);
+    if (quantization_ && decoder != result.artifacts.end())
+      quantization_->resume(result.stages[quantization_record],
+                            [&](QuantizationStrategy& s, StageNotes& notes) { s.check_program(decoder->second, notes); });
   } else {
     result.stages.push_back(skipped_record(kStageCompilation, skip_reasons_));
   }

@@ -116,56 +116,42 @@ class Quantization final : public QuantizationStrategy {
       notes["calibration_seconds"] = q->calibration_seconds;
     }
 
-    EvalOptions eo;
+    Check check{in.model, encodings, {}, std::move(q), quantize_seconds,
+                in.calibration_data ? in.calibration_data->size() : 0, {}};
+    if (s && s->per_layer && in.calibration_data && !in.calibration_data->empty())
+      check.first_calibration_window = in.calibration_data->front();
     if (s && s->eval) {
-      eo = *s->eval;
+      check.options = *s->eval;
     } else {
-      eo.max_context_len = eval_context;
-      eo.prompt_eval = false;
-      if (o.eval_text) eo.text = read_text_file(*o.eval_text);
+      check.options.max_context_len = eval_context;
+      check.options.prompt_eval = false;
+      if (o.eval_text) check.options.text = read_text_file(*o.eval_text);
     }
     // The quantized side of the check is a compiled program (our lowering, run on this CPU): it
     // equals the QDQ reference and runs 20-30 times faster, which at 1B is minutes. `genai eval`
     // chooses with --eval_on; the pipeline's check uses the QDQ reference only where the decoder's
     // embeddings are a program of their own (image or audio models), and then also gives the
-    // per-tensor table, which needs the reference's intermediate values.
+    // per-tensor table, which needs the reference's intermediate values. The program is the one
+    // the pipeline deploys when compilation writes one that runs here, else a private copy.
+    const quant::QuantizedModel* qm = check.quantized ? &*check.quantized : nullptr;
     const bool program_check =
-        q && !q->recipe.is_float() && (s ? s->compiled_eval : !modality::takes_media(*in.model));
-    std::unique_ptr<eval::CompiledWindows> program;
-    if (program_check) {
-      program = std::make_unique<eval::CompiledWindows>(*in.model, q->bundles);
-      eo.quantized_window = program->window_logits();
-      if (!s) {
-        eo.tensor_tokens = 0;
-        eo.max_context_len = std::min(eo.max_context_len, program->max_window());
-      }
-    }
-    EvalReport r = evaluate_quantization(in.model, encodings, eo);
-    if (q) describe_quantization(*q, r);
-    if (s && s->per_layer && q && !q->recipe.is_float() && in.calibration_data && !in.calibration_data->empty()) {
-      // On calibration text, not the evaluation text: the proposal must not be tuned on the test.
-      r.sensitivity = layer_sensitivity(*in.model, q->recipe, in.calibration_data->front());
-      r.proposed_overrides = propose_overrides(r.sensitivity, "16a8w");
-    }
-    if (s && s->on_report) s->on_report(r, quantize_seconds);
-    nlohmann::json eval = {{"recipe", r.recipe},
-                           {"eval_tokens", r.eval_tokens},
-                           {"sqnr_db", finite_json_number(r.sqnr_db)},
-                           {"perplexity_float", r.perplexity_float},
-                           {"perplexity_quantized", r.perplexity_quantized},
-                           {"top1_agreed", r.top1_agreed},
-                           {"quantized_by", program ? "program" : "qdq"},
-                           {"seconds", r.seconds}};
-    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite_json_number(r.per_layer.front().sqnr_db)}};
-    notes["eval"] = std::move(eval);
-    notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe,
-                                   in.calibration_data ? in.calibration_data->size() : 0, r.sqnr_db);
-
+        qm && !qm->recipe.is_float() && (s ? s->compiled_eval : !modality::takes_media(*in.model));
     QuantizationOutputConfig out;
-    if (q) out.bundles = q->bundles;
+    if (qm) out.bundles = qm->bundles;
+    notes["summary"] = fmt::format("recipe {}, {} calibration window(s)", qm ? qm->recipe.name : std::string("given"),
+                                   check.calibration_windows);
+    const bool quantized = qm != nullptr;
+    if (program_check && !s && in.check_on_program) {
+      pending_ = std::move(check);
+    } else if (program_check) {
+      eval::CompiledWindows program(*in.model, qm->bundles);
+      run_check(check, &program, notes);
+    } else {
+      run_check(check, nullptr, notes);
+    }
     // Each modality's encoder: its own graph, calibration and recipe, beside the decoder's; its
     // option's files, when given, are its calibration media.
-    for (const modality::Modality* m : q ? modality::modalities_of(*in.model) : std::vector<const modality::Modality*>{}) {
+    for (const modality::Modality* m : quantized ? modality::modalities_of(*in.model) : std::vector<const modality::Modality*>{}) {
       const modality::EncoderQuantization e = modality::quantize_encoder(*m, *in.model, modality::media_paths(*m, o.media));
       const GraphName name = m->program().graph;
       out.bundles.emplace(name, e.bundle);
@@ -179,7 +165,59 @@ class Quantization final : public QuantizationStrategy {
     return out;
   }
 
+  void check_program(const std::filesystem::path& text_decoder, StageNotes& notes) override {
+    if (!pending_) return;
+    Check check = std::move(*pending_);
+    pending_.reset();
+    eval::CompiledWindows program(text_decoder);
+    run_check(check, &program, notes);
+  }
+
  private:
+  // What the check compares: the float model against the quantized one (the encodings through
+  // the QDQ reference, or `program`), on the options' text.
+  struct Check {
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<const quant::EncodingSet> encodings;
+    EvalOptions options;
+    std::optional<quant::QuantizedModel> quantized;  // absent for given encodings
+    double quantize_seconds = 0.0;
+    size_t calibration_windows = 0;
+    std::vector<int32_t> first_calibration_window;  // `genai eval --per_layer`'s sensitivity text
+  };
+
+  void run_check(Check& c, eval::CompiledWindows* program, StageNotes& notes) const {
+    const EvalQuantizationSettings* s = settings_.get();
+    EvalOptions eo = c.options;
+    if (program) {
+      eo.quantized_window = program->window_logits();
+      if (!s) {
+        eo.tensor_tokens = 0;
+        eo.max_context_len = std::min(eo.max_context_len, program->max_window());
+      }
+    }
+    EvalReport r = evaluate_quantization(c.model, c.encodings, eo);
+    const quant::QuantizedModel* q = c.quantized ? &*c.quantized : nullptr;
+    if (q) describe_quantization(*q, r);
+    if (s && s->per_layer && q && !q->recipe.is_float() && !c.first_calibration_window.empty()) {
+      // On calibration text, not the evaluation text: the proposal must not be tuned on the test.
+      r.sensitivity = layer_sensitivity(*c.model, q->recipe, c.first_calibration_window);
+      r.proposed_overrides = propose_overrides(r.sensitivity, "16a8w");
+    }
+    if (s && s->on_report) s->on_report(r, c.quantize_seconds);
+    nlohmann::json eval = {{"recipe", r.recipe},
+                           {"eval_tokens", r.eval_tokens},
+                           {"sqnr_db", finite_json_number(r.sqnr_db)},
+                           {"perplexity_float", r.perplexity_float},
+                           {"perplexity_quantized", r.perplexity_quantized},
+                           {"top1_agreed", r.top1_agreed},
+                           {"quantized_by", program ? "program" : "qdq"},
+                           {"seconds", r.seconds}};
+    if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite_json_number(r.per_layer.front().sqnr_db)}};
+    notes["eval"] = std::move(eval);
+    notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe, c.calibration_windows, r.sqnr_db);
+  }
+
   // The settings of `genai eval`, else the option set's: graph shape, recipe, calibration.
   quant::QuantizeOptions quantize_options(const QuantizationInputConfig& in) const {
     const pipeline::QuantizationSettings& o = in.settings;
@@ -207,6 +245,7 @@ class Quantization final : public QuantizationStrategy {
   }
 
   std::shared_ptr<const EvalQuantizationSettings> settings_;
+  std::optional<Check> pending_;  // the check left for check_program
 };
 
 }  // namespace

@@ -66,6 +66,21 @@ class Stage {
     }
   }
 
+  // More work of this stage after later stages ran (quantization's check of the deployed
+  // program): `work(strategy, notes)`, its time added to `record` and failures wrapped as invoke's.
+  template <typename Work>
+  void resume(StageRecord& record, Work&& work) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      work(*strategy_, record.notes);
+      record.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } catch (...) {
+      record.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      record.failed = true;
+      detail::rethrow_as_stage_error(name());
+    }
+  }
+
  private:
   std::string engine_;
   std::unique_ptr<S> strategy_;

@@ -3,6 +3,8 @@
 // and error wrapping; the registry (strategy_registry.h) finds a strategy by (stage, engine).
 #pragma once
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "pipeline/pipeline_context.h"
@@ -26,7 +28,18 @@ class Strategy {
 };
 
 using ModelPreparationStrategy = Strategy<pipeline::ModelPreparationInputConfig, pipeline::ModelPreparationOutputConfig>;
-using QuantizationStrategy = Strategy<pipeline::QuantizationInputConfig, pipeline::QuantizationOutputConfig>;
+// Quantization's check can wait for the program the pipeline deploys
+// (QuantizationInputConfig::check_on_program): the pipeline hands that program back here once
+// compilation wrote it.
+class QuantizationStrategy : public Strategy<pipeline::QuantizationInputConfig, pipeline::QuantizationOutputConfig> {
+ public:
+  // Runs the check invoke() left pending on `text_decoder` and adds its notes; does nothing when
+  // none is pending.
+  virtual void check_program(const std::filesystem::path& text_decoder, StageNotes& notes) {
+    (void)text_decoder;
+    (void)notes;
+  }
+};
 using CompilationStrategy = Strategy<pipeline::CompilationInputConfig, pipeline::CompilationOutputConfig>;
 using InferenceStrategy = Strategy<pipeline::InferenceInputConfig, pipeline::InferenceOutputConfig>;
 

@@ -57,6 +57,10 @@ struct QuantizationInputConfig {
   std::optional<CalibrationData> calibration_data;
   std::optional<options::QuantRecipeChoice> quant_recipe;  // nullopt = the model's own recipe
   QuantizationSettings settings;  // what the stage reads of the options
+  // The compilation stage will write a text decoder program of our lowering, which runs on this
+  // CPU: the check's quantized side waits for it (QuantizationStrategy::check_program) instead of
+  // lowering and writing a private copy of the same program.
+  bool check_on_program = false;
   // The stage needs a model and calibration data: ConfigValidationError listing what is missing.
   void check_ready() const;
 };

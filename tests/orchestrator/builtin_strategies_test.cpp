@@ -98,6 +98,36 @@ TEST_F(BuiltinStrategies, QuantizedHtpRunWritesProgramsAndGenerates) {
   EXPECT_EQ(j["stats"]["generated_tokens"].get<int64_t>(), static_cast<int64_t>(r.inference.tokens.size()));
 }
 
+// The pipeline's check runs the text decoder it deploys: no private copy is lowered and written
+// (that copy lives in a temporary directory, unreachable here), and the numbers are the copy's.
+TEST_F(BuiltinStrategies, QuantizationCheckRunsTheDeployedProgram) {
+  TempDir alone_out, out;
+  options::OptionValues alone = base_options(alone_out.path());
+  alone.set_from_text("skip_stages", {"compilation"}, options::OptionSource::kCommandLine);
+  alone.set("compile_only", true);
+  const nlohmann::json copy = run(alone).stage("quantization").notes["eval"];
+  ASSERT_EQ(copy["quantized_by"], "program");
+
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved = tmpdir ? tmpdir : "";
+  setenv("TMPDIR", out.file("no-such-dir").c_str(), 1);
+  options::OptionValues v = base_options(out.path());
+  v.set("compile_only", true);
+  PipelineResult r;
+  EXPECT_NO_THROW(run(v, &r));
+  if (tmpdir) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
+  const nlohmann::json deployed = r.stage("quantization").notes["eval"];
+  EXPECT_EQ(deployed["quantized_by"], "program");
+  for (const char* k : {"sqnr_db", "perplexity_quantized", "perplexity_float", "top1_agreed", "eval_tokens"})
+    EXPECT_EQ(deployed[k], copy[k]) << k;
+  // Without the deployed program the copy is needed, and with no temporary directory it fails.
+  setenv("TMPDIR", out.file("no-such-dir").c_str(), 1);
+  EXPECT_THROW(run(alone), pipeline::StageError);
+  if (tmpdir) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
+}
+
 TEST_F(BuiltinStrategies, Fp16AndGpuSkipQuantizationAndCompileTheFloatGraphs) {
   for (const char* flow : {"fp16", "gpu"}) {
     SCOPED_TRACE(flow);
