@@ -28,15 +28,6 @@ using quant::Encoding;
 using quant::QDType;
 using quant::WeightEncoding;
 
-void check_onnx_model_size(uint64_t bytes, const std::string& method, int64_t shard, uint64_t limit) {
-  if (bytes <= limit) return;
-  const std::string part = shard >= 0 ? fmt::format("layer shard {} of method {}", shard, method) : fmt::format("method {}", method);
-  throw_input_error("--lowering qnn: {} is {:.2f} GB as an ONNX model, above the {:.2f} GB ONNX Runtime reads in one "
-                    "message (the export writes no external data): cut the decoder into more layer shards with "
-                    "--num_sharding (each shard's weights go into a model of its own)",
-                    part, static_cast<double>(bytes) / 1e9, static_cast<double>(limit) / 1e9);
-}
-
 std::string onnx_input_name(size_t index, std::string_view name) { return fmt::format("input_{}_{}", index, name); }
 std::string onnx_output_name(size_t index, std::string_view name) { return fmt::format("output_{}_{}", index, name); }
 
@@ -108,6 +99,22 @@ std::string pack_integers(const std::vector<int64_t>& v, int32_t t) {
   return out;
 }
 
+// Above `above` bytes of initializers, the large ones go to
+// out.external_data in graph order, each at a multiple of 64 bytes (the rest zeros).
+void move_to_external_data(wire::Graph& g, OnnxModel& out, uint64_t above) {
+  uint64_t total = 0;
+  for (const wire::Tensor& t : g.initializers) total += t.raw_data.size();
+  if (total <= above) return;
+  out.external_data.reserve(total + 64 * g.initializers.size());
+  for (wire::Tensor& t : g.initializers) {
+    if (t.raw_data.size() < kOnnxExternalMinBytes) continue;
+    out.external_data.resize((out.external_data.size() + 63) / 64 * 64, '\0');
+    t.external = wire::ExternalData{std::string(kOnnxExternalDataFile), out.external_data.size(), t.raw_data.size()};
+    out.external_data += t.raw_data;
+    std::string().swap(t.raw_data);  // the bytes live once
+  }
+}
+
 class Exporter {
  public:
   Exporter(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options)
@@ -131,6 +138,7 @@ class Exporter {
     for (const auto& op : g_.ops()) emit(op);
     bind_outputs(out);
     if (options_.elementwise_one_type) give_elementwise_ops_one_type(model.graph);
+    move_to_external_data(model.graph, out, options_.external_data_above);
     out.bytes = wire::serialize(model);
     return out;
   }

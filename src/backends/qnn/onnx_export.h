@@ -18,6 +18,13 @@
 
 namespace genai::backends::qnn {
 
+// ONNX Runtime reads a model from one protobuf message, at most 2 GiB - 1 bytes.
+inline constexpr uint64_t kOnnxMaxModelBytes = (uint64_t{1} << 31) - 1;
+
+// The file beside model.onnx that holds the initializers kept out of the model, as its tensors'
+// external_data locations name it.
+inline constexpr std::string_view kOnnxExternalDataFile = "initializers.bin";
+
 struct OnnxExportOptions {
   // Float constants the HTP cannot take as float (rms_norm weights, linear biases, non-scalar
   // constant operands) become integer initializers: scalars exactly (q = 1 or -1 on a scale of
@@ -40,7 +47,17 @@ struct OnnxExportOptions {
   // result (target::qnn_elementwise_needs_one_type): mixed node units get their widest type
   // (backends/qnn/onnx_one_type_elementwise.h). false leaves them mixed.
   bool elementwise_one_type = false;
+  // When the initializers' bytes exceed this, the larger ones (kOnnxExternalMinBytes and up) go to
+  // OnnxModel::external_data instead of the model, which then stays far below the 2 GiB a
+  // protobuf message can hold. Half that limit: serializing nests each message in its parent's
+  // buffer, so an inline model's bytes are held two or three times meanwhile. Tests set 0 to take
+  // that path on a small model.
+  uint64_t external_data_above = kOnnxMaxModelBytes / 2;
 };
+
+// Initializers below this stay in the model even when the others go to external data: scales,
+// zero points and shapes, which ONNX Runtime reads while it builds the graph.
+inline constexpr uint64_t kOnnxExternalMinBytes = 1024;
 
 // One graph input or output of the exported model, in signature order.
 struct OnnxIo {
@@ -52,6 +69,9 @@ struct OnnxIo {
 
 struct OnnxModel {
   std::string bytes;  // serialized onnx.ModelProto; identical bytes for identical bundles
+  // The content of kOnnxExternalDataFile, which must sit beside the model (empty: every
+  // initializer is in `bytes`). Each tensor starts at a multiple of 64 bytes.
+  std::string external_data;
   std::vector<OnnxIo> inputs, outputs;
 };
 
@@ -60,15 +80,6 @@ inline constexpr int64_t kOnnxOpset = 23;  // RMSNormalization; Q/DQ with uint16
 // Failure naming the tensor for a bundle this exporter cannot express; InputError when the
 // bundle is not quantized (fp16 / GPU float path).
 OnnxModel export_onnx_qdq(const pipeline::GraphBundle& bundle, const OnnxExportOptions& options = {});
-
-// ONNX Runtime reads a model from one protobuf message, at most 2 GiB - 1 bytes; this exporter
-// writes every initializer inline (no external data files).
-inline constexpr uint64_t kOnnxMaxModelBytes = (uint64_t{1} << 31) - 1;
-
-// InputError when a model of `bytes` exceeds `limit` (kOnnxMaxModelBytes): it names the method, its
-// layer shard (-1: unsharded) and --num_sharding, the way to make each part smaller.
-void check_onnx_model_size(uint64_t bytes, const std::string& method, int64_t shard,
-                           uint64_t limit = kOnnxMaxModelBytes);
 
 // "input_<index>_<name>" / "output_<index>_<name>".
 std::string onnx_input_name(size_t index, std::string_view name);

@@ -1,6 +1,7 @@
 #include "backends/qnn/onnx_wire.h"
 
 #include <cstring>
+#include <string>
 
 namespace genai::backends::qnn::wire {
 
@@ -82,7 +83,21 @@ std::string encode(const Node& n) {
 
 std::string encode(const Tensor& t) {
   MessageWriter w;
-  w.integers(1, t.dims).integer(2, t.data_type).bytes(8, t.name).bytes(9, t.raw_data);
+  w.integers(1, t.dims).integer(2, t.data_type).bytes(8, t.name);
+  if (!t.external) {
+    w.bytes(9, t.raw_data);
+    return w.str();
+  }
+  // external_data: StringStringEntryProto{key = 1, value = 2} in onnx's own order; data_location
+  // EXTERNAL = 1.
+  const ExternalData& e = *t.external;
+  auto entry = [&](const std::string& key, const std::string& value) {
+    w.bytes(13, MessageWriter().bytes(1, key).bytes(2, value).str());
+  };
+  entry("location", e.location);
+  entry("offset", std::to_string(e.offset));
+  entry("length", std::to_string(e.length));
+  w.integer(14, 1);
   return w.str();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +31,21 @@ struct Node {
   std::vector<Attribute> attributes;
 };
 
-// A TensorProto holding its data as raw little-endian bytes.
+// Where an initializer's bytes live when they are not in the model (TensorProto.external_data,
+// data_location EXTERNAL): `length` bytes at `offset` of the file `location`, a path relative to
+// the model's folder.
+struct ExternalData {
+  std::string location;
+  uint64_t offset = 0, length = 0;
+};
+
+// A TensorProto holding its data as raw little-endian bytes, or in an external file.
 struct Tensor {
   std::vector<int64_t> dims;
   int32_t data_type = 0;  // TensorProto.DataType
   std::string name;
-  std::string raw_data;
+  std::string raw_data;   // empty when `external` is set
+  std::optional<ExternalData> external = std::nullopt;
 };
 
 // A ValueInfoProto of a tensor with a fully static shape.

@@ -188,10 +188,16 @@ QnnCompileResult QnnBridge::compile(std::span<const QnnModel> models, const QnnP
   json descs = json::array();
   std::vector<std::span<const uint8_t>> blobs;
   std::string names;
+  // The models' blobs first, in order; their external data after them, each named by index.
   for (const auto& m : models) {
     descs.push_back({{"name", m.name}});
     blobs.push_back(m.onnx);
     names += (names.empty() ? "" : ", ") + m.name;
+  }
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (models[i].external_data.empty()) continue;
+    descs[i]["external_data"] = {{"blob", blobs.size()}, {"location", models[i].external_data_file}};
+    blobs.push_back(models[i].external_data);
   }
   const std::string what = fmt::format("compile of {} model{} ({})", models.size(), models.size() == 1 ? "" : "s", names);
   const Request req({{"op", "compile"}, {"models", descs}, {"provider_options", provider_options_json(options)},

@@ -61,6 +61,10 @@ struct QnnCompileResult {
 struct QnnModel {
   std::string name;  // names the model in messages and in QnnGraphInfo (e.g. the method name)
   std::span<const uint8_t> onnx;
+  // The model's external initializers (empty: none), written beside the model for ONNX Runtime
+  // as the file its tensors name (onnx_export.h's kOnnxExternalDataFile): a plain file name.
+  std::span<const uint8_t> external_data = {};
+  std::string external_data_file = {};
 };
 
 // How a method's tensors bind to a graph of a loaded binary.

@@ -361,17 +361,41 @@ def do_probe(header, blobs):
     return info, []
 
 
+def model_with_external_data(work, i, blob, external, blobs, n_models, what):
+    """Writes model i and its external initializers into a folder of their own; returns the
+    model's path."""
+    if not isinstance(external, dict):
+        raise BadInput(f"{what}: external data {external!r} is not an object")
+    k, location = external.get("blob"), external.get("location", "")
+    if not isinstance(k, int) or not n_models <= k < len(blobs):
+        raise BadInput(f"{what}: external data names blob {k!r}, not one of {n_models}..{len(blobs) - 1}")
+    if not isinstance(location, str) or not location or os.path.basename(location) != location \
+            or location.startswith("."):
+        raise BadInput(f"{what}: external data file {location!r} is not a plain file name")
+    folder = os.path.join(work, f"source{i}")
+    os.makedirs(folder)
+    with open(os.path.join(folder, location), "wb") as f:
+        f.write(blobs[k])
+    path = os.path.join(folder, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(blob)
+    return path
+
+
 def do_compile(header, blobs):
     ort, qnn, numpy, _ = ort_modules()
     models = header.get("models", [])
-    if len(models) != len(blobs) or not models:
-        raise BadInput(f"compile: {len(models)} model descriptions for {len(blobs)} model blobs")
+    if len(blobs) < len(models) or not models:
+        raise BadInput(f"compile: {len(models)} model descriptions for {len(blobs)} blobs")
     share = bool(header.get("share_context", True)) and len(models) > 1
     work = tempfile.mkdtemp(prefix="genai_qnn_compile_")
     try:
         results, files = [], []
         for i, (desc, blob) in enumerate(zip(models, blobs)):
             what = f"compile of model {i} ('{desc.get('name', '')}')"
+            model_input, external = bytes(blob), desc.get("external_data")
+            if external is not None:  # initializers in a file beside the model: ONNX Runtime reads both by path
+                model_input = model_with_external_data(work, i, blob, external, blobs, len(models), what)
             json_dir = os.path.join(work, f"json{i}")
             ctx_model = os.path.join(work, f"model{i}.onnx")
             config = {"ep.context_enable": "1", "ep.context_file_path": ctx_model, "ep.context_embed_mode": "0"}
@@ -384,10 +408,13 @@ def do_compile(header, blobs):
                 os.makedirs(dump_dir, exist_ok=True)
                 with open(os.path.join(dump_dir, f"{desc.get('name', i)}.onnx"), "wb") as f:
                     f.write(bytes(blob))
+                if external is not None:
+                    shutil.copyfile(os.path.join(os.path.dirname(model_input), external["location"]),
+                                    os.path.join(dump_dir, external["location"]))
             po = dict(header.get("provider_options", {}))
             po.update({"dump_json_qnn_graph": "1", "json_qnn_graph_dir": json_dir})
             start = time.monotonic()
-            session = create_session(bytes(blob), session_options(po, config), what, capture=True)
+            session = create_session(model_input, session_options(po, config), what, capture=True)
             seconds = time.monotonic() - start
             del session
             if not os.path.exists(ctx_model):

@@ -1,8 +1,10 @@
 // The compile side of --lowering qnn (backends/qnn/qnn_backend.h).
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 
+#include "backends/qnn/htp_context_limit.h"
 #include "backends/qnn/onnx_export.h"
 #include "backends/qnn/qnn_backend.h"
 #include "backends/qnn/qnn_bridge.h"
@@ -16,6 +18,10 @@
 
 namespace genai::backends::qnn {
 namespace {
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 class QnnLoweringBackend final : public compile::Backend {
  public:
@@ -52,14 +58,24 @@ class QnnLoweringBackend final : public compile::Backend {
       if (share && i > 0) eo.io_name_suffix = "_" + graphs[i].method_name;
       eo.elementwise_one_type = t.elementwise_one_type;
       onnx.push_back(export_onnx_qdq(*graphs[i].bundle, eo));
-      check_onnx_model_size(onnx.back().bytes.size(), graphs[i].method_name, graphs[i].shard);
-      log::info("qnn: exported {} as ONNX QDQ ({} bytes, {:.2f} s)", graphs[i].method_name, onnx.back().bytes.size(),
+      log::info("qnn: exported {} as ONNX QDQ ({} bytes{}, {:.2f} s)", graphs[i].method_name, onnx.back().bytes.size(),
+                onnx.back().external_data.empty() ? std::string()
+                                                  : fmt::format(" + {} bytes of external data", onnx.back().external_data.size()),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    // A shared context holds one copy of the weights its graphs share (the largest graph's
+    // initializers stand for it); otherwise each graph is a context of its own.
+    uint64_t shared_bytes = 0;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      const uint64_t bytes = onnx[i].bytes.size() + onnx[i].external_data.size();
+      if (!share) check_htp_context_size(bytes, graphs[i].method_name, graphs[i].shard);
+      shared_bytes = std::max(shared_bytes, bytes);
+    }
+    if (share) check_htp_context_size(shared_bytes, graphs.front().method_name, graphs.front().shard);
     std::vector<QnnModel> models;
     for (size_t i = 0; i < graphs.size(); ++i)
-      models.push_back({graphs[i].method_name, std::span(reinterpret_cast<const uint8_t*>(onnx[i].bytes.data()),
-                                                         onnx[i].bytes.size())});
+      models.push_back({graphs[i].method_name, bytes_of(onnx[i].bytes), bytes_of(onnx[i].external_data),
+                        std::string(kOnnxExternalDataFile)});
     QnnBridge bridge;
     bridge.require_available();
     const auto start = std::chrono::steady_clock::now();

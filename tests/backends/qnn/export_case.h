@@ -57,6 +57,8 @@ inline void write_bytes(const std::string& path, const void* data, size_t n) {
 inline void write_case(const ExportCase& c, const backends::qnn::OnnxModel& m, const std::string& dir) {
   std::filesystem::create_directories(dir);
   write_bytes(dir + "/model.onnx", m.bytes.data(), m.bytes.size());
+  if (!m.external_data.empty())
+    write_bytes(dir + "/" + std::string(backends::qnn::kOnnxExternalDataFile), m.external_data.data(), m.external_data.size());
   nlohmann::json io;
   io["inputs"] = nlohmann::json::array();
   io["outputs"] = nlohmann::json::array();

@@ -10,11 +10,13 @@
 #include <fstream>
 
 #include "backends/backend_test_util.h"
+#include "backends/qnn/htp_context_limit.h"
 #include "core/error.h"
 #include "export_case.h"
 #include "graph/decoder_graphs.h"
 #include "model/model.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 #include "support/test_requirements.h"
 
 namespace genai::qnn_export_testing {
@@ -356,25 +358,44 @@ TEST(OnnxExport, FloatBundleIsRefused) {
   EXPECT_THROW(backends::qnn::export_onnx_qdq(bundle), InputError);
 }
 
-// A model ONNX Runtime could not read (one protobuf message of at most 2 GiB - 1) is refused before
-// the QNN compile, naming the method, its shard and --num_sharding; the limit itself passes.
-TEST(OnnxExport, AModelAboveTheProtobufLimitNamesNumSharding) {
-  using backends::qnn::check_onnx_model_size;
-  using backends::qnn::kOnnxMaxModelBytes;
-  EXPECT_NO_THROW(check_onnx_model_size(kOnnxMaxModelBytes, "kv_forward", -1));
+// A context above the HTP's limit is refused before the QNN compile, naming the method, its shard
+// and --num_sharding; the limit itself passes.
+TEST(HtpContextLimit, AContextAboveTheLimitNamesNumSharding) {
+  using backends::qnn::check_htp_context_size;
+  using backends::qnn::kHtpMaxContextBytes;
+  EXPECT_NO_THROW(check_htp_context_size(kHtpMaxContextBytes, "kv_forward", -1));
   auto message = [](uint64_t bytes, int64_t shard) {
     try {
-      check_onnx_model_size(bytes, "kv_forward", shard);
+      check_htp_context_size(bytes, "kv_forward", shard);
     } catch (const InputError& e) {
       return std::string(e.what());
     }
     return std::string();
   };
-  const std::string whole = message(kOnnxMaxModelBytes + 1, -1), part = message(uint64_t{3} << 30, 2);
+  const std::string whole = message(kHtpMaxContextBytes + 1, -1), part = message(uint64_t{5} << 30, 2);
   EXPECT_NE(whole.find("method kv_forward"), std::string::npos) << whole;
   EXPECT_NE(whole.find("--num_sharding"), std::string::npos) << whole;
   EXPECT_NE(part.find("layer shard 2 of method kv_forward"), std::string::npos) << part;
-  EXPECT_NE(part.find("3.22 GB"), std::string::npos) << part;
+  EXPECT_NE(part.find("5.37 GB"), std::string::npos) << part;
+}
+
+// Above the threshold the large initializers go to the external data file, each at a multiple
+// of 64 bytes, and the model shrinks by about their size; below it nothing moves.
+TEST(OnnxExport, LargeInitializersMoveToExternalDataAboveTheThreshold) {
+  const auto q = backends_testing::quantize(backends_testing::block_friendly_model(), "16a8w", graph::ModelMode::kHybrid);
+  const pipeline::GraphBundle& bundle = q.bundles.at(pipeline::parse_graph_name("kv_forward"));
+  const OnnxModel inline_model = backends::qnn::export_onnx_qdq(bundle);
+  EXPECT_TRUE(inline_model.external_data.empty());
+  OnnxExportOptions o;
+  o.external_data_above = 0;
+  const OnnxModel external = backends::qnn::export_onnx_qdq(bundle, o);
+  ASSERT_FALSE(external.external_data.empty());
+  EXPECT_LT(external.bytes.size() + external.external_data.size() / 2, inline_model.bytes.size());
+  EXPECT_GE(external.bytes.size() + external.external_data.size(), inline_model.bytes.size() * 9 / 10);
+  EXPECT_NE(external.bytes.find(backends::qnn::kOnnxExternalDataFile), std::string::npos);
+  EXPECT_EQ(external.bytes, backends::qnn::export_onnx_qdq(bundle, o).bytes);  // deterministic
+  o.external_data_above = inline_model.bytes.size();  // more than its initializers
+  EXPECT_TRUE(backends::qnn::export_onnx_qdq(bundle, o).external_data.empty());
 }
 
 // Per op bound (output steps) on the CPU EP, `exact` form / `htp` form. The CPU EP sums products
@@ -491,6 +512,29 @@ TEST(OnnxExportCpu, WholeGraphsMatchQdqReference) {
     // rope's cos/sin tables are tiled over the heads, not broadcast (the HTP broadcast them wrongly).
     EXPECT_TRUE(r.result["ops"].contains("Tile")) << r.result["ops"].dump();
     EXPECT_LE(kv.max_steps, exact ? 4 : 40);
+  }
+}
+
+// A model whose initializers are external data runs as the inline one does: the onnx checker
+// takes it (full check), and ONNX Runtime's CPU EP gives the same outputs bit for bit.
+TEST(OnnxExportCpu, ExternalDataGivesTheInlineModelsOutputs) {
+  GENAI_REQUIRE_AVAILABLE(onnx_runtime_available(), "python3 modules onnx and onnxruntime");
+  testing::TempDir dir;
+  const auto q = backends_testing::quantize(backends_testing::block_friendly_model(), "16a4w_block:32", graph::ModelMode::kHybrid);
+  OnnxExportOptions external = forms().back().second;
+  external.external_data_above = 0;
+  std::vector<Exported> all{exported(decoder_case(q, "prefill_forward", 5, 3), "inline", forms().back().second, dir.file("inline")),
+                            exported(decoder_case(q, "prefill_forward", 5, 3), "external", external, dir.file("external"))};
+  ASSERT_FALSE(all[1].m.external_data.empty());
+  const auto results = run_all(all);
+  for (const auto& r : results) ASSERT_FALSE(r.result.contains("error")) << r.result["error"];
+  ASSERT_FALSE(all[0].m.outputs.empty());
+  for (size_t i = 0; i < all[0].m.outputs.size(); ++i) {
+    SCOPED_TRACE(all[0].m.outputs[i].graph_name);
+    const std::string file = fmt::format("out_{}.bin", i);
+    const std::vector<uint8_t> want = testing::read_bytes(dir.file("inline/" + file));
+    EXPECT_FALSE(want.empty());
+    EXPECT_EQ(testing::read_bytes(dir.file("external/" + file)), want);
   }
 }
 

@@ -102,6 +102,46 @@ if ref.SerializeToString() != data:
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+// A tensor whose bytes are external data: what onnx's external_data_helper writes for it.
+TEST(OnnxWire, ExternalDataEqualsOnnxHelperSerialization) {
+  static const bool have_onnx = testing::run_process({"python3", "-c", "import onnx"}).exit_code == 0;
+  GENAI_REQUIRE_AVAILABLE(have_onnx, "python3 module onnx");
+  wire::Model m;
+  m.ir_version = 11;
+  m.producer_name = "genai";
+  m.opset_imports.push_back({"", 23});
+  m.graph.name = "tiny";
+  wire::Node& id = m.graph.nodes.emplace_back();
+  id.op_type = "Identity";
+  id.name = "Identity_0";
+  id.inputs = {"C"};
+  id.outputs = {"Y"};
+  wire::Tensor c{{4096}, 3, "C", {}, wire::ExternalData{"initializers.bin", 128, 4096}};
+  m.graph.initializers.push_back(c);
+  m.graph.outputs.push_back({"Y", 3, {4096}});
+  testing::TempDir dir;
+  const std::string path = dir.file("tiny.onnx");
+  write_file(path, wire::serialize(m));
+  const char* script = R"(
+import sys, onnx
+from onnx import helper, TensorProto as T
+from onnx.external_data_helper import set_external_data
+data = open(sys.argv[1], 'rb').read()
+t = T(name='C', data_type=T.INT8, dims=[4096], raw_data=bytes(4096))
+set_external_data(t, 'initializers.bin', offset=128, length=4096)  # what onnx.save does before it
+t.data_location = T.EXTERNAL                                           # writes the bytes out and
+t.ClearField('raw_data')                                               # drops them
+g = helper.make_graph([helper.make_node('Identity', ['C'], ['Y'], name='Identity_0')], 'tiny', [],
+                      [helper.make_tensor_value_info('Y', T.INT8, [4096])], [t])
+ref = helper.make_model(g, producer_name='genai', opset_imports=[helper.make_opsetid('', 23)], ir_version=11)
+if ref.SerializeToString() != data:
+    print('differs:\n', onnx.load_from_string(data), '\nexpected:\n', ref)
+    sys.exit(1)
+)";
+  const auto r = testing::run_process({"python3", "-c", script, path});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 // libprotobuf (what onnx_export used to link) and libsentencepiece's built-in protobuf could not
 // share a process: loading a .model failed ("compiled against version 3.14.0 of the Protocol
 // Buffer runtime") or crashed. Load, export, load again in one process.

@@ -82,6 +82,11 @@ def linear(rows, sfx):
     save(h.make_graph(nodes, "linear" + sfx, [h.make_tensor_value_info(x, T.UINT16, [rows, K])],
                       [h.make_tensor_value_info(y, T.UINT16, [rows, N])], inits), f"linear{rows}{sfx}.onnx")
 linear(1, ""); linear(4, ""); linear(4, "_ar4")
+# linear1_ext.onnx: linear1 with its weight in linear1_ext.bin (external data).
+from onnx.external_data_helper import convert_model_to_external_data
+m = onnx.load(os.path.join(out, "linear1.onnx"))
+convert_model_to_external_data(m, all_tensors_to_one_file=True, location="linear1_ext.bin", size_threshold=1024)
+onnx.save_model(m, os.path.join(out, "linear1_ext.onnx"))
 # two.onnx: inputs a [1, K], b [1, N]; outputs sum = Q(DQ(mm) + DQ(b)), mm = the linear (made first).
 w = np.array([[(k * 31 + n * 17) % 255 - 127 for n in range(N)] for k in range(K)], np.int8)
 ws = np.array([0.0005 + 0.00005 * n for n in range(N)], np.float32)
@@ -272,6 +277,38 @@ TEST(QnnBridge, CompilesARecordedTargetAndRunsWithinOneStepOnTheSimulator) {
   bridge.close(s);
   std::printf("compile %.3f s (binary %zu bytes, graph %s), load %.3f s, run %.4f s\n", compiled, bin.size(),
               g.graph.c_str(), loaded, ran);
+}
+
+// A model whose weights are external data compiles to a graph that computes what the inline
+// model's does, output for output; a bad external data description is an input error.
+TEST(QnnBridge, ExternalDataCompilesAsTheInlineModel) {
+  QnnBridge& bridge = shared_bridge();
+  REQUIRE_ONNXRUNTIME_QNN(bridge);
+  const auto& ext = model("linear1_ext.onnx");
+  ASSERT_LT(ext.size(), model("linear1.onnx").size());  // the weight is not in it
+  const QnnModel inline_models[] = {{"kv_forward", model("linear1.onnx")}};
+  const QnnModel external_models[] = {{"kv_forward", ext, model("linear1_ext.bin"), "linear1_ext.bin"}};
+  const QnnCompileResult a = bridge.compile(inline_models, kSm8650, false);
+  const QnnCompileResult b = bridge.compile(external_models, kSm8650, false);
+  ASSERT_EQ(b.binaries.size(), 1u);
+  std::vector<std::vector<uint16_t>> outputs;
+  for (const QnnCompileResult* c : {&a, &b}) {
+    const std::span<const uint8_t> bins[] = {bytes_of(c->binaries.at(0))};
+    const QnnMethodBinding methods[] = {binding_for("kv_forward", c->graphs.at(0))};
+    const QnnSessionId s = bridge.load(bins, methods, kSm8650);
+    std::vector<uint16_t> x(kK), y(kN);
+    for (int k = 0; k < kK; ++k) x[static_cast<size_t>(k)] = static_cast<uint16_t>(kInZero + 300 * k - 9000);
+    const std::span<const uint8_t> ins[] = {bytes_of(x)};
+    const std::span<uint8_t> outs[] = {mutable_bytes_of(y)};
+    bridge.run(s, "kv_forward", ins, outs);
+    bridge.close(s);
+    outputs.push_back(y);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_NE(outputs[0], std::vector<uint16_t>(kN, 0));
+
+  const QnnModel escaping[] = {{"kv_forward", ext, model("linear1_ext.bin"), "../linear1_ext.bin"}};
+  EXPECT_THROW(bridge.compile(escaping, kSm8650, false), InputError);
 }
 
 TEST(QnnBridge, TwoModelsCompileToTwoBinariesThatRunInOneSession) {
