@@ -3,7 +3,10 @@
 // loaded in this process. Our programs record each method's graph (named data qnn_graph_<method>)
 // and bind by name; a program from another toolchain has no record, and its method runs the graph
 // named after it, bound by position with the method's signature.
+#include <algorithm>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,10 +22,18 @@
 namespace genai::backends::qnn {
 namespace {
 
-// The bridge and the lock that serialises requests over its pipes.
+class QnnDelegateMethod;
+
+std::atomic<uint64_t> g_simulator_budget{kQnnSimulatorResidentBytes};
+std::atomic<uint64_t> g_context_loads{0};
+
+// The bridge and the lock that serialises requests over its pipes, and the contexts it holds.
 struct SharedQnnRuntime {
   std::mutex mutex;
   QnnBridge bridge;
+  // Guarded by `mutex`: the loaded contexts, least recently run first, and their binaries' bytes.
+  std::vector<QnnDelegateMethod*> resident;
+  uint64_t resident_bytes = 0;
 };
 
 std::shared_ptr<SharedQnnRuntime> shared_qnn_runtime() {
@@ -58,18 +69,32 @@ QnnMethodGraph graph_named_after(const runtime::MethodDesc& method) {
   return g;
 }
 
+// One delegate's context on the simulator. It is loaded at init (a binary the simulator refuses
+// fails the program's load) and kept loaded while the process's contexts fit the simulator's
+// budget; past it, loading one closes others (the most recently run first: a program runs its
+// delegates in a fixed cycle, in which the one just run is needed again last), and a closed
+// context is loaded again when it next runs.
 class QnnDelegateMethod final : public runtime::DelegateMethod {
  public:
-  QnnDelegateMethod(std::shared_ptr<SharedQnnRuntime> runtime, QnnSessionId session, QnnMethodGraph graph,
-                    std::string label)
-      : runtime_(std::move(runtime)), session_(session), graph_(std::move(graph)), label_(std::move(label)) {
+  struct Source {
+    std::span<const uint8_t> binary;  // in the program's mapping, which outlives the method
+    QnnMethodBinding binding;
+    QnnProviderOptions provider;
+    bool recorded = false;  // the program records the method's graph (else: named after it)
+    std::string record_key;
+  };
+
+  QnnDelegateMethod(std::shared_ptr<SharedQnnRuntime> runtime, Source source, QnnMethodGraph graph, std::string label)
+      : runtime_(std::move(runtime)), source_(std::move(source)), graph_(std::move(graph)), label_(std::move(label)) {
     for (const auto& io : graph_.inputs) inputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
     for (const auto& io : graph_.outputs) outputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
+    std::lock_guard lock(runtime_->mutex);
+    load_locked();
   }
   ~QnnDelegateMethod() override {
     try {
       std::lock_guard lock(runtime_->mutex);
-      if (runtime_->bridge.running()) runtime_->bridge.close(session_);
+      unload_locked();
     } catch (...) {
       // The bridge is gone with the process that ran it; nothing is left to release.
     }
@@ -85,8 +110,15 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
     for (const auto& b : inputs) in.emplace_back(static_cast<const uint8_t*>(b.data), b.bytes);
     for (const auto& b : outputs) out.emplace_back(static_cast<uint8_t*>(b.data), b.bytes);
     std::lock_guard lock(runtime_->mutex);
+    if (session_) {
+      auto& r = runtime_->resident;
+      r.erase(std::find(r.begin(), r.end(), this));
+      r.push_back(this);
+    } else {
+      load_locked();
+    }
     try {
-      runtime_->bridge.run(session_, graph_.method, in, out);
+      runtime_->bridge.run(*session_, graph_.method, in, out);
     } catch (const InputError& e) {
       throw_input_error("{}: the HTP simulator refused graph {}: {}", label_, graph_.graph, e.what());
     } catch (const Failure& e) {
@@ -95,8 +127,43 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
   }
 
  private:
+  void load_locked() {
+    const uint64_t bytes = source_.binary.size();
+    auto& r = runtime_->resident;
+    while (!r.empty() && runtime_->resident_bytes + bytes > g_simulator_budget.load()) r.back()->unload_locked();
+    const std::span<const uint8_t> binaries[] = {source_.binary};
+    try {
+      session_ = runtime_->bridge.load(binaries, std::span(&source_.binding, 1), source_.provider);
+    } catch (const InputError& e) {
+      // The bridge cannot list a binary's graphs (it finds them by name), so the message says
+      // which name was looked for and why.
+      if (!source_.recorded)
+        throw_input_error("{}: the program records no QNN graph for method {} (named data {}), so it runs the "
+                          "graph named after the method, as upstream names them; the HTP simulator cannot load "
+                          "graph {}: {}",
+                          label_, graph_.method, source_.record_key, graph_.graph, e.what());
+      throw_input_error("{}: the HTP simulator cannot load graph {}: {}", label_, graph_.graph, e.what());
+    } catch (const Failure& e) {
+      throw_failure("{}: the HTP simulator failed to load graph {}: {}", label_, graph_.graph, e.what());
+    }
+    r.push_back(this);
+    runtime_->resident_bytes += bytes;
+    g_context_loads.fetch_add(1);
+  }
+
+  void unload_locked() {
+    if (!session_) return;
+    auto& r = runtime_->resident;
+    r.erase(std::find(r.begin(), r.end(), this));
+    runtime_->resident_bytes -= source_.binary.size();
+    const QnnSessionId session = *session_;
+    session_.reset();
+    if (runtime_->bridge.running()) runtime_->bridge.close(session);
+  }
+
   std::shared_ptr<SharedQnnRuntime> runtime_;
-  QnnSessionId session_;
+  Source source_;
+  std::optional<QnnSessionId> session_;
   QnnMethodGraph graph_;
   std::string label_;
   std::vector<runtime::IoDesc> inputs_, outputs_;
@@ -129,34 +196,19 @@ class QnnExecutor final : public runtime::BackendExecutor {
     }
     QnnTarget t = qnn_target_from_specs(specs, label);
     t.provider.enable_htp_weight_sharing = false;
-    QnnMethodBinding binding;
+    QnnDelegateMethod::Source source;
+    source.binary = binary;
+    source.provider = t.provider;
+    source.recorded = recorded;
+    source.record_key = key;
+    QnnMethodBinding& binding = source.binding;
     binding.method = method.name;
     binding.graph = graph.graph;
     binding.binary = 0;
     binding.bind = recorded ? QnnMethodBinding::Bind::kByName : QnnMethodBinding::Bind::kByPosition;
     for (const auto& io : graph.inputs) binding.inputs.push_back(io.qnn);
     for (const auto& io : graph.outputs) binding.outputs.push_back(io.qnn);
-    auto runtime = shared_qnn_runtime();
-    QnnSessionId session = 0;
-    {
-      std::lock_guard lock(runtime->mutex);
-      const std::span<const uint8_t> binaries[] = {binary};
-      try {
-        session = runtime->bridge.load(binaries, std::span(&binding, 1), t.provider);
-      } catch (const InputError& e) {
-        // The bridge cannot list a binary's graphs (it finds them by name), so the message says
-        // which name was looked for and why.
-        if (!recorded)
-          throw_input_error("{}: the program records no QNN graph for method {} (named data {}), so it runs the "
-                            "graph named after the method, as upstream names them; the HTP simulator cannot load "
-                            "graph {}: {}",
-                            label, method.name, key, graph.graph, e.what());
-        throw_input_error("{}: the HTP simulator cannot load graph {}: {}", label, graph.graph, e.what());
-      } catch (const Failure& e) {
-        throw_failure("{}: the HTP simulator failed to load graph {}: {}", label, graph.graph, e.what());
-      }
-    }
-    return std::make_unique<QnnDelegateMethod>(std::move(runtime), session, std::move(graph), std::string(label));
+    return std::make_unique<QnnDelegateMethod>(shared_qnn_runtime(), std::move(source), std::move(graph), std::string(label));
   }
 };
 
@@ -167,5 +219,9 @@ class QnnExecutor final : public runtime::BackendExecutor {
 namespace genai::backends {
 
 std::unique_ptr<runtime::BackendExecutor> make_qnn_executor() { return std::make_unique<qnn::QnnExecutor>(); }
+
+uint64_t set_qnn_simulator_budget(uint64_t bytes) { return qnn::g_simulator_budget.exchange(bytes); }
+
+uint64_t qnn_simulator_context_loads() { return qnn::g_context_loads.load(); }
 
 }  // namespace genai::backends

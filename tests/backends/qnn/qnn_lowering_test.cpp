@@ -28,10 +28,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/qnn/qnn_backend.h"
 #include "backends/qnn/qnn_bridge.h"
 #include "backends/register_builtin.h"
 #include "backends/qnn/qnn_payload.h"
 #include "core/error.h"
+#include "llm/compiled_session.h"
 #include "pte/program_reader.h"
 #include "pte/program_writer.h"
 #include "runtime/program_instance.h"
@@ -223,6 +225,34 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
                                    "Once upon a time", "--max_new_tokens", "8", "--temperature", "0", "--json"});
   ASSERT_EQ(bare_run.exit_code, 0) << bare_run.err;
   EXPECT_EQ(json::parse(bare_run.out)["tokens"], sim["tokens"]);
+}
+
+// A program whose contexts exceed the simulator's budget runs with them swapped in and out: with
+// room for none, every delegate call loads its context again, and the logits are those of the
+// program with every context resident.
+TEST_F(QnnLowering, ContextsPastTheSimulatorsBudgetAreSwappedAndGiveTheSameLogits) {
+  auto args = compile_args(dir_->file("sharded"));
+  args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
+  const std::string pte = compile(args) + "/text_decoder.pte";
+  const std::vector<int32_t> tokens{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19, 40, 3, 11, 50, 6, 27};  // two prefill calls
+  backends::register_builtin_backends();
+  auto logits = [&](uint64_t budget, uint64_t* loads) {
+    const uint64_t previous = backends::set_qnn_simulator_budget(budget);
+    auto session = make_program_session(runtime::ProgramInstance::load(pte));
+    const uint64_t before = backends::qnn_simulator_context_loads();
+    std::vector<float> out = session->forward_all(tokens);
+    *loads = backends::qnn_simulator_context_loads() - before;
+    session.reset();
+    backends::set_qnn_simulator_budget(previous);
+    return out;
+  };
+  uint64_t resident_loads = 0, swapped_loads = 0;
+  const std::vector<float> resident = logits(backends::kQnnSimulatorResidentBytes, &resident_loads);
+  const std::vector<float> swapped = logits(1, &swapped_loads);
+  EXPECT_EQ(resident_loads, 0u);        // loaded at init, kept
+  EXPECT_GE(swapped_loads, 2u * 2u);    // two prefill calls of two shards, each loaded again
+  ASSERT_FALSE(resident.empty());
+  EXPECT_EQ(swapped, resident);
 }
 
 // One output of one step compared, simulator against our executor, in output steps.
