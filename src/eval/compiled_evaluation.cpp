@@ -1,6 +1,11 @@
 #include "eval/compiled_evaluation.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <random>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -22,14 +27,41 @@ namespace {
 // arithmetic (the integer rules of the HTP) does not depend on the SoC.
 constexpr std::string_view kEvalSoc = "SM8650";
 
+constexpr std::string_view kDirPrefix = "genai-eval-";
+
+// The process a private directory belongs to: genai-eval-<pid>-<random>; 0 for another name.
+pid_t owner_of(const std::string& name) {
+  if (!name.starts_with(kDirPrefix)) return 0;
+  const size_t dash = name.find('-', kDirPrefix.size());
+  if (dash == std::string::npos) return 0;
+  try {
+    return static_cast<pid_t>(std::stol(name.substr(kDirPrefix.size(), dash - kDirPrefix.size())));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// A process killed while it evaluated (SIGKILL runs no destructor) leaves its directory behind:
+// the directories of processes that no longer exist are removed. A reused pid keeps its old
+// directory until that process is gone too.
+void remove_orphaned_dirs(const std::filesystem::path& temp) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(temp, ec)) {
+    const pid_t owner = owner_of(entry.path().filename().string());
+    if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 std::filesystem::path private_temp_dir() {
+  const std::filesystem::path temp = std::filesystem::temp_directory_path();
+  remove_orphaned_dirs(temp);
   std::random_device rd;
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const auto dir = std::filesystem::temp_directory_path() / fmt::format("genai-eval-{:08x}{:08x}", rd(), rd());
+    const auto dir = temp / fmt::format("{}{}-{:08x}{:08x}", kDirPrefix, ::getpid(), rd(), rd());
     std::error_code ec;
     if (std::filesystem::create_directory(dir, ec)) return dir;
   }
-  throw_failure("eval: cannot create a temporary directory under {}", std::filesystem::temp_directory_path().string());
+  throw_failure("eval: cannot create a temporary directory under {}", temp.string());
 }
 
 }  // namespace

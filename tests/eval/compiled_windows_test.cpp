@@ -1,9 +1,15 @@
 // The pipeline's post-quantization check runs the deployed program's shape: a window longer than
 // the prefill AR goes through consecutive prefill calls over the quantized KV cache, as the device
 // runs a long prompt. It must give the QDQ reference's figures (full-autoregressive windows).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "eval/compiled_evaluation.h"
@@ -46,6 +52,52 @@ TEST(CompiledWindows, ChunkedPrefillGivesTheReferenceFigures) {
   EXPECT_DOUBLE_EQ(compiled.sqnr_db, reference.sqnr_db);
   EXPECT_EQ(compiled.top1_agreed, reference.top1_agreed);
   EXPECT_GT(compiled.sqnr_db, 10.0);
+}
+
+// A directory left by a killed evaluation (its process is gone) is removed by the next one; a live
+// process's, and anything else in the temporary directory, stay.
+TEST(CompiledWindows, DirectoriesOfGoneProcessesAreRemoved) {
+  testing::TempDir dir, tmp;
+  SynthRequest req;
+  req.out = dir.file("tiny.gguf");
+  auto model = std::make_shared<const Model>(load_model(write_synth_model(req).checkpoint));
+  quant::QuantizeOptions qo;
+  qo.mode = graph::ModelMode::kHybrid;
+  qo.max_context_len = 32;
+  qo.prefill_ar_len = 8;
+  qo.recipe = quant::recipe_from_spelling("16a8w");
+  qo.calibration.context_len = 16;
+  const quant::QuantizedModel q = quant::quantize_model(model, qo);
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // a pid no process has
+  const std::filesystem::path t(tmp.path());
+  const auto gone = t / fmt::format("genai-eval-{}-0123456789abcdef", child);
+  const auto live = t / fmt::format("genai-eval-{}-fedcba9876543210", getpid());
+  const auto other = t / "genai-eval-notapid";
+  for (const auto& d : {gone, live, other}) {
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "text_decoder.pte") << "x";
+  }
+  const char* saved = std::getenv("TMPDIR");
+  const std::string restore = saved ? saved : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  std::filesystem::path made;
+  {
+    eval::CompiledWindows program(*model, q.bundles);
+    for (const auto& e : std::filesystem::directory_iterator(t))
+      if (e.path() != live && e.path() != other && e.path() != gone) made = e.path();
+  }
+  if (saved) setenv("TMPDIR", restore.c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_FALSE(std::filesystem::exists(gone));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_FALSE(made.empty());                       // its own, named after this process
+  EXPECT_NE(made.filename().string().find(fmt::format("genai-eval-{}-", getpid())), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(made));      // removed when the evaluation ends
 }
 
 }  // namespace
