@@ -22,18 +22,29 @@
 namespace genai {
 namespace {
 
-TEST(CompiledWindows, ChunkedPrefillGivesTheReferenceFigures) {
+// The tiny synthetic model and its 16a8w hybrid graphs of prefill AR 8.
+struct TinyQuantized {
   testing::TempDir dir;
-  SynthRequest req;
-  req.out = dir.file("tiny.gguf");
-  auto model = std::make_shared<const Model>(load_model(write_synth_model(req).checkpoint));
-  quant::QuantizeOptions qo;
-  qo.mode = graph::ModelMode::kHybrid;
-  qo.max_context_len = 64;
-  qo.prefill_ar_len = 8;  // a window of 24 tokens is 3 prefill calls
-  qo.recipe = quant::recipe_from_spelling("16a8w");
-  qo.calibration.context_len = 32;
-  const quant::QuantizedModel q = quant::quantize_model(model, qo);
+  std::shared_ptr<const Model> model;
+  quant::QuantizedModel q;
+  explicit TinyQuantized(int64_t context) {
+    SynthRequest req;
+    req.out = dir.file("tiny.gguf");
+    model = std::make_shared<const Model>(load_model(write_synth_model(req).checkpoint));
+    quant::QuantizeOptions qo;
+    qo.mode = graph::ModelMode::kHybrid;
+    qo.max_context_len = context;
+    qo.prefill_ar_len = 8;
+    qo.recipe = quant::recipe_from_spelling("16a8w");
+    qo.calibration.context_len = context / 2;
+    q = quant::quantize_model(model, qo);
+  }
+};
+
+TEST(CompiledWindows, ChunkedPrefillGivesTheReferenceFigures) {
+  const TinyQuantized tiny(64);  // a window of 24 tokens is 3 prefill calls
+  const auto& model = tiny.model;
+  const quant::QuantizedModel& q = tiny.q;
 
   EvalOptions eo;
   eo.max_context_len = 24;
@@ -57,17 +68,8 @@ TEST(CompiledWindows, ChunkedPrefillGivesTheReferenceFigures) {
 // A directory left by a killed evaluation (its process is gone) is removed by the next one; a live
 // process's, and anything else in the temporary directory, stay.
 TEST(CompiledWindows, DirectoriesOfGoneProcessesAreRemoved) {
-  testing::TempDir dir, tmp;
-  SynthRequest req;
-  req.out = dir.file("tiny.gguf");
-  auto model = std::make_shared<const Model>(load_model(write_synth_model(req).checkpoint));
-  quant::QuantizeOptions qo;
-  qo.mode = graph::ModelMode::kHybrid;
-  qo.max_context_len = 32;
-  qo.prefill_ar_len = 8;
-  qo.recipe = quant::recipe_from_spelling("16a8w");
-  qo.calibration.context_len = 16;
-  const quant::QuantizedModel q = quant::quantize_model(model, qo);
+  testing::TempDir tmp;
+  const TinyQuantized tiny(32);
 
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -86,7 +88,7 @@ TEST(CompiledWindows, DirectoriesOfGoneProcessesAreRemoved) {
   setenv("TMPDIR", tmp.path().c_str(), 1);
   std::filesystem::path made;
   {
-    eval::CompiledWindows program(*model, q.bundles);
+    eval::CompiledWindows program(*tiny.model, tiny.q.bundles);
     for (const auto& e : std::filesystem::directory_iterator(t))
       if (e.path() != live && e.path() != other && e.path() != gone) made = e.path();
   }

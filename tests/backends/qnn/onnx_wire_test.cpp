@@ -43,17 +43,36 @@ TEST(OnnxWire, VarintsAndKeys) {
   EXPECT_EQ(key, "\xa0\x01");
 }
 
-// Y = Transpose(Add(X, C)), the Transpose carrying one attribute of every kind the writer knows
-// (so not a model onnx.checker accepts: the exported models are checked in onnx_export_test),
-// written by onnx_wire and by onnx.helper: equal bytes, and onnx parses it back.
-TEST(OnnxWire, BytesEqualOnnxHelperSerialization) {
-  static const bool have_onnx = testing::run_process({"python3", "-c", "import onnx"}).exit_code == 0;
-  GENAI_REQUIRE_AVAILABLE(have_onnx, "python3 module onnx");
+bool have_onnx() {
+  static const bool ok = testing::run_process({"python3", "-c", "import onnx"}).exit_code == 0;
+  return ok;
+}
+
+// An empty model "tiny" (IR 11, opset 23, producer genai), as both sides of each comparison make it.
+wire::Model tiny_model() {
   wire::Model m;
   m.ir_version = 11;
   m.producer_name = "genai";
   m.opset_imports.push_back({"", 23});
   m.graph.name = "tiny";
+  return m;
+}
+
+// Writes `m` and runs `script` on its path: the script exits non-zero when onnx disagrees.
+void expect_onnx_agrees(const wire::Model& m, const char* script) {
+  testing::TempDir dir;
+  const std::string path = dir.file("tiny.onnx");
+  write_file(path, wire::serialize(m));
+  const auto r = testing::run_process({"python3", "-c", script, path});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// Y = Transpose(Add(X, C)), the Transpose carrying one attribute of every kind the writer knows
+// (so not a model onnx.checker accepts: the exported models are checked in onnx_export_test),
+// written by onnx_wire and by onnx.helper: equal bytes, and onnx parses it back.
+TEST(OnnxWire, BytesEqualOnnxHelperSerialization) {
+  GENAI_REQUIRE_AVAILABLE(have_onnx(), "python3 module onnx");
+  wire::Model m = tiny_model();
   wire::Node& add = m.graph.nodes.emplace_back();
   add.op_type = "Add";
   add.name = "Add_0";
@@ -76,9 +95,6 @@ TEST(OnnxWire, BytesEqualOnnxHelperSerialization) {
   m.graph.initializers.push_back({{2, 3}, 1, "C", raw});
   m.graph.inputs.push_back({"X", 1, {2, 3}});
   m.graph.outputs.push_back({"Y", 1, {3, 2}});
-  testing::TempDir dir;
-  const std::string path = dir.file("tiny.onnx");
-  write_file(path, wire::serialize(m));
   const char* script = R"(
 import sys, numpy as np, onnx
 from onnx import helper, numpy_helper, TensorProto as T
@@ -98,19 +114,13 @@ if ref.SerializeToString() != data:
     print('differs:\n', m, '\nexpected:\n', ref)
     sys.exit(1)
 )";
-  const auto r = testing::run_process({"python3", "-c", script, path});
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_onnx_agrees(m, script);
 }
 
 // A tensor whose bytes are external data: what onnx's external_data_helper writes for it.
 TEST(OnnxWire, ExternalDataEqualsOnnxHelperSerialization) {
-  static const bool have_onnx = testing::run_process({"python3", "-c", "import onnx"}).exit_code == 0;
-  GENAI_REQUIRE_AVAILABLE(have_onnx, "python3 module onnx");
-  wire::Model m;
-  m.ir_version = 11;
-  m.producer_name = "genai";
-  m.opset_imports.push_back({"", 23});
-  m.graph.name = "tiny";
+  GENAI_REQUIRE_AVAILABLE(have_onnx(), "python3 module onnx");
+  wire::Model m = tiny_model();
   wire::Node& id = m.graph.nodes.emplace_back();
   id.op_type = "Identity";
   id.name = "Identity_0";
@@ -119,9 +129,6 @@ TEST(OnnxWire, ExternalDataEqualsOnnxHelperSerialization) {
   wire::Tensor c{{4096}, 3, "C", {}, wire::ExternalData{"initializers.bin", 128, 4096}};
   m.graph.initializers.push_back(c);
   m.graph.outputs.push_back({"Y", 3, {4096}});
-  testing::TempDir dir;
-  const std::string path = dir.file("tiny.onnx");
-  write_file(path, wire::serialize(m));
   const char* script = R"(
 import sys, onnx
 from onnx import helper, TensorProto as T
@@ -138,8 +145,7 @@ if ref.SerializeToString() != data:
     print('differs:\n', onnx.load_from_string(data), '\nexpected:\n', ref)
     sys.exit(1)
 )";
-  const auto r = testing::run_process({"python3", "-c", script, path});
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_onnx_agrees(m, script);
 }
 
 // libprotobuf (what onnx_export used to link) and libsentencepiece's built-in protobuf could not
