@@ -388,7 +388,7 @@ def do_compile(header, blobs):
     if len(blobs) < len(models) or not models:
         raise BadInput(f"compile: {len(models)} model descriptions for {len(blobs)} blobs")
     share = bool(header.get("share_context", True)) and len(models) > 1
-    work = tempfile.mkdtemp(prefix="genai_qnn_compile_")
+    work = work_dir("compile")
     try:
         results, files = [], []
         for i, (desc, blob) in enumerate(zip(models, blobs)):
@@ -468,7 +468,7 @@ def do_load(header, blobs):
     methods = header.get("methods", [])
     if not blobs or not methods:
         raise BadInput("load: no context binary or no method")
-    work = tempfile.mkdtemp(prefix="genai_qnn_load_")
+    work = work_dir("load")
     loaded = LoadedSession(work)
     try:
         for k, b in enumerate(blobs):
@@ -559,7 +559,28 @@ def do_close(header, blobs):
 HANDLERS = {"probe": do_probe, "compile": do_compile, "load": do_load, "run": do_run, "close": do_close}
 
 
+def work_dir(kind):
+    """A work folder named after this process: a bridge killed meanwhile (the callers' tests kill
+    bridges on purpose) leaves it, and the next bridge removes it."""
+    return tempfile.mkdtemp(prefix=f"genai_qnn_{kind}_{os.getpid()}_")
+
+
+def remove_orphaned_work_dirs():
+    base = tempfile.gettempdir()
+    for name in os.listdir(base):
+        m = re.fullmatch(r"genai_qnn_(?:compile|load)_(\d+)_.+", name)
+        if not m:
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:  # its bridge is gone; a live one (or another user's) keeps it
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        except (PermissionError, OverflowError):
+            pass
+
+
 def main():
+    remove_orphaned_work_dirs()
     while True:
         h = read_exactly(12)
         if h is None:

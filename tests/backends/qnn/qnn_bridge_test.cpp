@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@
 #include "runtime/backend_executor.h"
 #include "runtime/subprocess.h"
 #include "runtime/worker_process.h"
+#include "support/cli_runner.h"
 #include "support/test_requirements.h"
 #include "target/qnn_spec_builder.h"
 
@@ -228,6 +230,38 @@ TEST(QnnBridge, ProbeReportsTheVersions) {
   EXPECT_FALSE(p.python.empty());
   std::printf("bridge start %.3f s, probe %.3f s: Python %s, onnxruntime %s, onnxruntime-qnn %s, QNN SDK %s\n", started,
               probed, p.python.c_str(), p.onnxruntime.c_str(), p.onnxruntime_qnn.c_str(), p.qnn_sdk.c_str());
+}
+
+// A bridge killed mid-request leaves its work folder behind; the next bridge removes the folders
+// of bridges that are gone and keeps a live process's and any other name.
+TEST(QnnBridge, WorkFoldersOfGoneBridgesAreRemoved) {
+  testing::TempDir tmp;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // a pid no process has
+  const std::filesystem::path t(tmp.path());
+  const auto gone_load = t / fmt::format("genai_qnn_load_{}_abc123", child);
+  const auto gone_compile = t / fmt::format("genai_qnn_compile_{}_def456", child);
+  const auto live = t / fmt::format("genai_qnn_load_{}_ghi789", getpid());
+  const auto other = t / "genai_qnn_load_notapid";
+  for (const auto& d : {gone_load, gone_compile, live, other}) {
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "model.onnx") << "x";
+  }
+  const char* saved = std::getenv("TMPDIR");
+  const std::string restore = saved ? saved : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  {
+    QnnBridge bridge;
+    (void)bridge.probe();  // answered after the start-up clean-up
+  }
+  if (saved) setenv("TMPDIR", restore.c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_FALSE(std::filesystem::exists(gone_load));
+  EXPECT_FALSE(std::filesystem::exists(gone_compile));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(other));
 }
 
 TEST(QnnBridge, CompilesARecordedTargetAndRunsWithinOneStepOnTheSimulator) {
