@@ -1,10 +1,8 @@
 // The pipeline's post-quantization check runs the deployed program's shape: a window longer than
 // the prefill AR goes through consecutive prefill calls over the quantized KV cache, as the device
 // runs a long prompt. It must give the QDQ reference's figures (full-autoregressive windows).
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,6 +16,7 @@
 #include "model/synth.h"
 #include "quant/quantize.h"
 #include "support/cli_runner.h"
+#include "support/process_checks.h"
 
 namespace genai {
 namespace {
@@ -71,10 +70,7 @@ TEST(CompiledWindows, DirectoriesOfGoneProcessesAreRemoved) {
   testing::TempDir tmp;
   const TinyQuantized tiny(32);
 
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) _exit(0);
-  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // a pid no process has
+  const pid_t child = genai::testing::pid_of_a_gone_process();
   const std::filesystem::path t(tmp.path());
   const auto gone = t / fmt::format("genai-eval-{}-0123456789abcdef", child);
   const auto live = t / fmt::format("genai-eval-{}-fedcba9876543210", getpid());
@@ -83,17 +79,13 @@ TEST(CompiledWindows, DirectoriesOfGoneProcessesAreRemoved) {
     std::filesystem::create_directories(d);
     std::ofstream(d / "text_decoder.pte") << "x";
   }
-  const char* saved = std::getenv("TMPDIR");
-  const std::string restore = saved ? saved : "";
-  setenv("TMPDIR", tmp.path().c_str(), 1);
   std::filesystem::path made;
   {
+    const genai::testing::ScopedTmpdir scoped(tmp.path());
     eval::CompiledWindows program(*tiny.model, tiny.q.bundles);
     for (const auto& e : std::filesystem::directory_iterator(t))
       if (e.path() != live && e.path() != other && e.path() != gone) made = e.path();
   }
-  if (saved) setenv("TMPDIR", restore.c_str(), 1);
-  else unsetenv("TMPDIR");
   EXPECT_FALSE(std::filesystem::exists(gone));
   EXPECT_TRUE(std::filesystem::exists(live));
   EXPECT_TRUE(std::filesystem::exists(other));

@@ -14,6 +14,7 @@
 #include "orchestrator/pipeline_report.h"
 #include "pipeline/exceptions.h"
 #include "support/cli_runner.h"
+#include "support/process_checks.h"
 #include "fault_injection.h"
 
 namespace genai::orchestrator {
@@ -108,24 +109,20 @@ TEST_F(BuiltinStrategies, QuantizationCheckRunsTheDeployedProgram) {
   const nlohmann::json copy = run(alone).stage("quantization").notes["eval"];
   ASSERT_EQ(copy["quantized_by"], "program");
 
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string saved = tmpdir ? tmpdir : "";
-  setenv("TMPDIR", out.file("no-such-dir").c_str(), 1);
   options::OptionValues v = base_options(out.path());
   v.set("compile_only", true);
   PipelineResult r;
-  EXPECT_NO_THROW(run(v, &r));
-  if (tmpdir) setenv("TMPDIR", saved.c_str(), 1);
-  else unsetenv("TMPDIR");
+  {
+    const genai::testing::ScopedTmpdir nowhere(out.file("no-such-dir"));
+    EXPECT_NO_THROW(run(v, &r));
+  }
   const nlohmann::json deployed = r.stage("quantization").notes["eval"];
   EXPECT_EQ(deployed["quantized_by"], "program");
   for (const char* k : {"sqnr_db", "perplexity_quantized", "perplexity_float", "top1_agreed", "eval_tokens"})
     EXPECT_EQ(deployed[k], copy[k]) << k;
   // Without the deployed program the copy is needed, and with no temporary directory it fails.
-  setenv("TMPDIR", out.file("no-such-dir").c_str(), 1);
+  const genai::testing::ScopedTmpdir nowhere(out.file("no-such-dir"));
   EXPECT_THROW(run(alone), pipeline::StageError);
-  if (tmpdir) setenv("TMPDIR", saved.c_str(), 1);
-  else unsetenv("TMPDIR");
 }
 
 TEST_F(BuiltinStrategies, Fp16AndGpuSkipQuantizationAndCompileTheFloatGraphs) {

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +35,7 @@
 #include "runtime/subprocess.h"
 #include "runtime/worker_process.h"
 #include "support/cli_runner.h"
+#include "support/process_checks.h"
 #include "support/test_requirements.h"
 #include "target/qnn_spec_builder.h"
 
@@ -236,10 +236,7 @@ TEST(QnnBridge, ProbeReportsTheVersions) {
 // of bridges that are gone and keeps a live process's and any other name.
 TEST(QnnBridge, WorkFoldersOfGoneBridgesAreRemoved) {
   testing::TempDir tmp;
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) _exit(0);
-  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // a pid no process has
+  const pid_t child = genai::testing::pid_of_a_gone_process();
   const std::filesystem::path t(tmp.path());
   const auto gone_load = t / fmt::format("genai_qnn_load_{}_abc123", child);
   const auto gone_compile = t / fmt::format("genai_qnn_compile_{}_def456", child);
@@ -249,15 +246,11 @@ TEST(QnnBridge, WorkFoldersOfGoneBridgesAreRemoved) {
     std::filesystem::create_directories(d);
     std::ofstream(d / "model.onnx") << "x";
   }
-  const char* saved = std::getenv("TMPDIR");
-  const std::string restore = saved ? saved : "";
-  setenv("TMPDIR", tmp.path().c_str(), 1);
   {
+    const genai::testing::ScopedTmpdir scoped(tmp.path());
     QnnBridge bridge;
     (void)bridge.probe();  // answered after the start-up clean-up
   }
-  if (saved) setenv("TMPDIR", restore.c_str(), 1);
-  else unsetenv("TMPDIR");
   EXPECT_FALSE(std::filesystem::exists(gone_load));
   EXPECT_FALSE(std::filesystem::exists(gone_compile));
   EXPECT_TRUE(std::filesystem::exists(live));
