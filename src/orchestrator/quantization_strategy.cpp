@@ -186,7 +186,7 @@ class Quantization final : public QuantizationStrategy {
     std::vector<int32_t> first_calibration_window;  // `genai eval --per_layer`'s sensitivity text
   };
 
-  void run_check(Check& c, eval::CompiledWindows* program, StageNotes& notes) const {
+  void run_check(const Check& c, eval::CompiledWindows* program, StageNotes& notes) const {
     const EvalQuantizationSettings* s = settings_.get();
     EvalOptions eo = c.options;
     if (program) {
