@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2 (and CI): install, build, and run every test.
-#  1. aarch64 cross build (static), its kernel, graph-parity and backend tests under qemu-user on
+#  1. aarch64 cross build (static genai and kernel tests), the kernel tests under qemu-user on
 #     NEON, SVE2 at 128 bits and SVE at 256 bits (scripts/test_aarch64.sh; --all: every suite)
 #  2. release build, full CTest suite (long sweeps excluded: ctest -L long runs them), among them
 #     the same tokens from one program on x86 and on the aarch64 genai of step 1
