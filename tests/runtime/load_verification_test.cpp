@@ -22,6 +22,7 @@
 #include "runtime/program_instance.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
+#include "support/sanitizers.h"
 
 namespace genai {
 namespace {
@@ -272,7 +273,9 @@ void bit_flip_sweep(const std::string& art, int copies, int no_verify_every) {
   std::printf("[ info ] %d corrupted copies, %d also run with --no_verify\n", copies, ran_with_no_verify);
 }
 
-TEST_F(LoadVerification, EveryBitFlippedProgramIsExitCode2) { bit_flip_sweep(art(), 40, 4); }
+// 40 copies (16 under the sanitizers, where each spawn of genai costs about ten times as much
+// and fuzz_pte_reader drives the reader itself: testing::rounds).
+TEST_F(LoadVerification, EveryBitFlippedProgramIsExitCode2) { bit_flip_sweep(art(), testing::rounds(40, 16), 4); }
 
 TEST_F(LoadVerification, LongEveryBitFlippedProgramIsExitCode2) { bit_flip_sweep(art(), 400, 2); }
 
