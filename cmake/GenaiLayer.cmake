@@ -1,10 +1,12 @@
 # Precompiled headers: the header-only libraries (nlohmann-json, fmt, gtest, CLI11) dominate the
 # compile time of a small translation unit, and CI builds the tree twice on 2 cores. Targets of one
 # kind compile with the same flags, so they share one header: the first target of a kind builds
-# it (`layer`: genai_core; `test`: the first suite), the others reuse it (a header per target cost
+# it (`layer`: genai_core; `test`: genai_test_support), the others reuse it (a header per target cost
 # about 230 CPU-seconds per tree).
 option(GENAI_PCH "Precompile the heavy third-party headers" ON)
-# genai_precompile(<target> <kind> [headers...]): the headers count only for a kind's first target.
+# genai_precompile(<target> <kind> [headers...]): the headers count only for a kind's first target,
+# which every later target of the kind then depends on (so it is one they all need anyway:
+# genai_core for the layers, genai_test_support for the suites).
 function(genai_precompile target kind)
   if(NOT GENAI_PCH)
     return()
@@ -101,11 +103,13 @@ function(genai_test_optimization target)
   endif()
 endfunction()
 
-# genai_test_suite(<name> [DIR folder] [DEPS targets...])
+# genai_test_suite(<name> [DIR folder] [DEPS targets...] [WITHOUT_CLI])
 # Builds tests/<folder>/*.cpp (folder: <name> by default; a part of a layer has its own, e.g.
 # backends/qnn for the suite backends_qnn) into one GoogleTest binary and registers its tests.
+# WITHOUT_CLI: a suite that neither runs genai nor uses tests/support, so building it builds only
+# its DEPS (the kernel suite, which CI's aarch64 stage builds alone).
 function(genai_test_suite name)
-  cmake_parse_arguments(ARG "" "DIR" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "WITHOUT_CLI" "DIR" "DEPS" ${ARGN})
   if(NOT ARG_DIR)
     set(ARG_DIR ${name})
   endif()
@@ -116,9 +120,11 @@ function(genai_test_suite name)
   add_executable(test_${name} ${_srcs})
   target_link_libraries(test_${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
-  genai_precompile(test_${name} test <gtest/gtest.h> <fmt/format.h> <nlohmann/json.hpp>)
   genai_test_optimization(test_${name})
-  add_dependencies(test_${name} genai)
+  if(NOT ARG_WITHOUT_CLI)
+    genai_precompile(test_${name} test <gtest/gtest.h> <fmt/format.h> <nlohmann/json.hpp>)
+    add_dependencies(test_${name} genai)
+  endif()
   # Labels come from test names, so what a test costs is stated where it is written:
   #   Suite.Long<Name>  label "long": long sweeps, only `ctest -L long` runs them;
   #   Suite.Slow<Name>  label "nosan": release tree only (minutes under the sanitizers);

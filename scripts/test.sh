@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # README command 2 (and CI): install, build, and run every test.
-#  1. aarch64 cross build (static genai and kernel tests), the kernel tests under qemu-user on
-#     NEON, SVE2 at 128 bits and SVE at 256 bits (scripts/test_aarch64.sh; --all: every suite)
-#  2. release build, full CTest suite (long sweeps excluded: ctest -L long runs them), among them
-#     the same tokens from one program on x86 and on the aarch64 genai of step 1
+#  1. aarch64 cross build of the kernel suite (static), run under qemu-user on NEON, SVE2 at 128
+#     bits and SVE at 256 bits (scripts/test_aarch64.sh; --all: every suite, the long sweep)
+#  2. release build, full CTest suite (long sweeps excluded: ctest -L long runs them, among them
+#     the same tokens from one program on x86 and on an aarch64 genai)
 #  3. ASan+UBSan build, the suites of the layers that parse hostile input and hold the arithmetic
 #     again (GENAI_SANITIZER_SUITES, tests/CMakeLists.txt; the release stage keeps every test)
 #  4. libFuzzer targets (clang, ASan+UBSan), each for a short time seeded with real files

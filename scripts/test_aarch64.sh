@@ -6,24 +6,27 @@
 #   sve256   qemu's `max` CPU at 256-bit vectors: SVE_256, and SVE2, SVE, NEON forced in turn
 #
 #   scripts/test_aarch64.sh [--all] [build-dir]
-# Without --all (CI's default run): the kernel tests on all three CPUs, each kernel on each target
-# against the scalar build. Whole programs on the three CPUs are the release tree's
-# Aarch64Runner test (this tree's genai, the same tokens as x86 on each). With --all (the long
-# sweep): every suite on every CPU. (Graph parity, the backends and the runtime's in-process
-# tests on the SVE CPUs left CI's run for the sweep: building and running them took about two of
-# CI's minutes, for the kernels' arithmetic that the kernel tests and Aarch64Runner already
-# compare on each CPU.) Each CPU's kernel run fails unless the targets named for it ran
-# (GENAI_EXPECT_SIMD_TARGETS, tests/kernels/kernel_test_util.h).
+# Without --all (CI's default run): the kernel suite on all three CPUs, each kernel on each target
+# against the scalar build and the QDQ reference; only that suite and the layers it links (quant
+# and below) are built. With --all (the long sweep): the whole tree, every suite on every CPU.
+# Whole programs on the three CPUs (this tree's genai, the same tokens as x86 on each) are the
+# release tree's long Aarch64Runner test. (Graph parity, the backends and the runtime's
+# in-process tests, and the whole-program runs, left CI's run for the sweep: building the layers
+# above quant and genai for aarch64 and running them under qemu took about eight of CI's minutes,
+# for the kernels' arithmetic that the kernel suite compares on each CPU.) Each CPU's kernel run
+# fails unless the targets named for it ran (GENAI_EXPECT_SIMD_TARGETS,
+# tests/kernels/kernel_test_util.h).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 all=0
 if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
 dir="${1:-$root/build-aarch64}"
 
+# The lock: Aarch64Runner's long test builds genai in the same tree.
 if (( all )); then
-  bash "$root/scripts/build_aarch64.sh" "$dir"
+  flock "$dir.lock" bash "$root/scripts/build_aarch64.sh" "$dir"
 else
-  bash "$root/scripts/build_aarch64.sh" "$dir" -- genai test_kernels
+  flock "$dir.lock" bash "$root/scripts/build_aarch64.sh" "$dir" -- test_kernels
 fi
 
 # name | QEMU_CPU | the Highway targets its kernel tests must run
