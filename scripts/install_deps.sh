@@ -23,7 +23,7 @@ esac
 SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 
 packages=(
-  build-essential cmake ninja-build pkg-config python3
+  build-essential cmake ninja-build pkg-config python3 lld
   libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   libsentencepiece-dev libhwy-dev libpcre2-dev libssl-dev libxxhash-dev libpng-dev libturbojpeg0-dev
   libgtest-dev libgmock-dev libbenchmark-dev
