@@ -23,10 +23,11 @@ if [[ "${1:-}" == "--all" ]]; then all=1; shift; fi
 dir="${1:-$root/build-aarch64}"
 
 # The lock: Aarch64Runner's long test builds genai in the same tree.
+mkdir -p "$dir"
 if (( all )); then
-  flock "$dir.lock" bash "$root/scripts/build_aarch64.sh" "$dir"
+  flock "$dir/.build.lock" bash "$root/scripts/build_aarch64.sh" "$dir"
 else
-  flock "$dir.lock" bash "$root/scripts/build_aarch64.sh" "$dir" -- test_kernels
+  flock "$dir/.build.lock" bash "$root/scripts/build_aarch64.sh" "$dir" -- test_kernels
 fi
 
 # name | QEMU_CPU | the Highway targets its kernel tests must run

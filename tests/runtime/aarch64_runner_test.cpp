@@ -34,8 +34,9 @@ std::string aarch64_genai() {
   const char* env = std::getenv("GENAI_AARCH64_GENAI");
   if (env && *env) return env;
   const std::string dir = std::string(GENAI_SOURCE_DIR) + "/build-aarch64";
+  fs::create_directories(dir);
   const auto built = testing::run_process(
-      {"flock", dir + ".lock", "bash", std::string(GENAI_SOURCE_DIR) + "/scripts/build_aarch64.sh", dir, "--", "genai"});
+      {"flock", dir + "/.build.lock", "bash", std::string(GENAI_SOURCE_DIR) + "/scripts/build_aarch64.sh", dir, "--", "genai"});
   EXPECT_EQ(built.exit_code, 0) << built.err;
   return built.exit_code == 0 ? dir + "/genai" : "";
 }
