@@ -109,13 +109,19 @@ function(genai_test_optimization target)
   endif()
 endfunction()
 
-# genai_test_suite(<name> [DIR folder] [DEPS targets...] [WITHOUT_CLI])
+# genai_test_suite(<name> [DIR folder] [DEPS targets...] [WITHOUT_CLI] [ONE_PROCESS fixtures...])
 # Builds tests/<folder>/*.cpp (folder: <name> by default; a part of a layer has its own, e.g.
 # backends/qnn for the suite backends_qnn) into one GoogleTest binary and registers its tests.
 # WITHOUT_CLI: a suite that neither runs genai nor uses tests/support, so building it builds only
 # its DEPS (the kernel suite, which CI's aarch64 stage builds alone).
+# ONE_PROCESS: GoogleTest fixtures whose SetUpTestSuite compiles programs for all their tests.
+# CTest runs every discovered test in a process of its own, which would redo that setup for each
+# test (LoadVerification's eleven tests spent about two thirds of their 102 s under the sanitizers
+# in it); each of these fixtures is one CTest entry, <Fixture>.InOneProcess, running its tests in
+# one process as GoogleTest means a fixture to run, its failures named test by test in the output.
+# Their Slow and Long tests stay entries of their own.
 function(genai_test_suite name)
-  cmake_parse_arguments(ARG "WITHOUT_CLI" "DIR" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "WITHOUT_CLI" "DIR" "DEPS;ONE_PROCESS" ${ARGN})
   if(NOT ARG_DIR)
     set(ARG_DIR ${name})
   endif()
@@ -136,7 +142,26 @@ function(genai_test_suite name)
   #   Suite.Slow<Name>  label "nosan": release tree only (minutes under the sanitizers);
   #   anything else     the default suite, in both trees, labelled with its suite's name.
   # (One label each: the generated set_tests_properties() cannot take a list.)
-  gtest_discover_tests(test_${name} TEST_FILTER "-*.Long*:*.Slow*"
+  set(_one_process_filter "")
+  foreach(_fixture ${ARG_ONE_PROCESS})
+    set(_found FALSE)
+    foreach(_src ${_srcs})
+      file(STRINGS ${_src} _hits REGEX "^TEST_F\\(${_fixture}, ")
+      list(FILTER _hits EXCLUDE REGEX ", (Slow|Long)")
+      if(_hits)
+        set(_found TRUE)
+      endif()
+    endforeach()
+    if(NOT _found)
+      message(FATAL_ERROR "genai_test_suite(${name}): ONE_PROCESS fixture ${_fixture} has no TEST_F in "
+                          "tests/${ARG_DIR} but Slow or Long ones: its entry would run nothing")
+    endif()
+    string(APPEND _one_process_filter ":${_fixture}.*")
+    add_test(NAME ${_fixture}.InOneProcess COMMAND test_${name} "--gtest_filter=${_fixture}.*-*.Long*:*.Slow*"
+             WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+    set_tests_properties(${_fixture}.InOneProcess PROPERTIES LABELS ${name})
+  endforeach()
+  gtest_discover_tests(test_${name} TEST_FILTER "-*.Long*:*.Slow*${_one_process_filter}"
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
     PROPERTIES LABELS ${name}
     DISCOVERY_TIMEOUT 60)
