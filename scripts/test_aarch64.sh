@@ -12,7 +12,7 @@
 # Whole programs on the three CPUs (this tree's genai, the same tokens as x86 on each) are the
 # release tree's long Aarch64Runner test. (Graph parity, the backends and the runtime's
 # in-process tests, and the whole-program runs, left CI's run for the sweep: building the layers
-# above quant and genai for aarch64 and running them under qemu took about eight of CI's minutes,
+# above quant and genai for aarch64 and running them under qemu took about six of CI's minutes,
 # for the kernels' arithmetic that the kernel suite compares on each CPU.) Each CPU's kernel run
 # fails unless the targets named for it ran (GENAI_EXPECT_SIMD_TARGETS,
 # tests/kernels/kernel_test_util.h).
