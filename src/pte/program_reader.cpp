@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -18,10 +19,24 @@ uint64_t get_le(const uint8_t* p, int n) {
   return v;
 }
 
+// Element i of a vector of scalars, loaded byte-wise. The Verifier checks a vector's length field
+// but not that 8-byte elements (the [long], [uint64] and [double] vectors) are 8-byte aligned, and
+// flatbuffers' own Get is a plain load, undefined at a misaligned address; a hostile file can
+// place such a vector anywhere. (Flatbuffers are little-endian, as every host genai builds for.)
+template <typename T>
+T element(const flatbuffers::Vector<T>* v, flatbuffers::uoffset_t i) {
+  static_assert(std::is_arithmetic_v<T>);
+  T out;
+  std::memcpy(&out, v->Data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return out;
+}
+
 template <typename T>
 std::vector<T> to_vector(const flatbuffers::Vector<T>* v) {
   if (v == nullptr) return {};
-  return std::vector<T>(v->begin(), v->end());
+  std::vector<T> out(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
 }
 
 std::string to_string(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
@@ -148,8 +163,8 @@ class Reader {
     const auto& seg = segment(sub->segment_index(), what);
     if (const auto* offs = sub->offsets())
       for (flatbuffers::uoffset_t i = 0; i < offs->size(); ++i)
-        if (offs->Get(i) > seg.size)
-          fail("{} offset {} is {}, beyond its segment's {} bytes", what, i, offs->Get(i), seg.size);
+        if (element(offs, i) > seg.size)
+          fail("{} offset {} is {}, beyond its segment's {} bytes", what, i, element(offs, i), seg.size);
   }
 
   // Constant tensors live in the constant segment, or (older files) in Program.constant_buffer.
@@ -171,7 +186,7 @@ class Reader {
     if (index >= offs->size())
       fail("{}: data_buffer_idx {} out of range ({} entries)", what, index, offs->size());
     const auto& seg = segments_[sub->segment_index()];
-    const uint64_t off = offs->Get(index);
+    const uint64_t off = element(offs, index);
     if (nbytes > seg.size - off)
       fail("{}: tensor needs {} bytes at offset {}, but its segment has {} bytes", what, nbytes, off, seg.size);
     return view(seg.file_offset + off, nbytes);
