@@ -5,8 +5,10 @@
 #  2. release build, full CTest suite (long sweeps excluded: ctest -L long runs them, among them
 #     the same tokens from one program on x86 and on an aarch64 genai)
 #  3. ASan+UBSan build, the suites of the layers that parse hostile input and hold the arithmetic
-#     again (GENAI_SANITIZER_SUITES, tests/CMakeLists.txt; the release stage keeps every test)
-#  4. libFuzzer targets (clang, ASan+UBSan), each for a short time seeded with real files
+#     again (GENAI_SANITIZER_SUITES, tests/CMakeLists.txt; the release stage keeps every test), and
+#     among them the libFuzzer targets, each for a short time seeded with real files (fuzz/: built
+#     by GCC in this tree, guided by comparison tracing; the long campaigns with edge coverage are
+#     a clang tree's, `ctest --test-dir build-fuzz -L long`)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -39,7 +41,7 @@ bash scripts/build.sh "$root/build"
 ctest --test-dir "$root/build" -LE long --output-on-failure -j2
 stage_done release
 
-echo "== ASan+UBSan build + tests"
+echo "== ASan+UBSan build + tests + fuzzers"
 # -O1 and no debug information: reports name the functions of each frame (from the symbol table;
 # UBSan's also the line), and a tree rebuilt with -g gives the lines; -g1 cost a sixth more time
 # for the quant layer's unit.
@@ -48,10 +50,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$root/build-asan" -LE "long|nosan" --output-on-failure -j2
 stage_done asan
 
-if [[ -f "$root/fuzz/CMakeLists.txt" ]]; then
-  echo "== fuzzing"
-  CC=clang CXX=clang++ bash scripts/build.sh "$root/build-fuzz" -DGENAI_BUILD_FUZZ=ON -DGENAI_BUILD_TESTS=OFF -DGENAI_BUILD_BENCH=OFF -DGENAI_PCH=OFF
-  bash "$root/fuzz/run_all.sh" "$root/build-fuzz"
-  stage_done fuzz
-fi
 echo "all test stages passed"
