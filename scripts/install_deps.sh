@@ -4,8 +4,10 @@
 #                                    EP from PyPI for --lowering qnn)
 #   scripts/install_deps.sh --test   also the test-side Python references (PyPI), fuzzing tools,
 #                                    and ExecuTorch's runtime in a venv of its own
-#                                    ($GENAI_EXECUTORCH_VENV, default .venv-executorch;
-#                                    tests/executorch runs our programs in it)
+#                                    ($GENAI_EXECUTORCH_VENV, default
+#                                    ${XDG_CACHE_HOME:-~/.cache}/genai/venv-executorch, outside the
+#                                    checkout so that a fresh clone reuses it; tests/executorch runs
+#                                    our programs in it)
 #   scripts/install_deps.sh --aarch64
 #                                    the aarch64 cross build (scripts/build_aarch64.sh): Debian's
 #                                    cross compiler, qemu-user-static, the :arm64 -dev packages, and
@@ -83,7 +85,10 @@ if (( want_test )); then
   # in a venv of its own so that its pins leave the test side's packages alone. The venv sees the
   # system site-packages (torch, numpy); --no-deps keeps the wheel from pulling a torch of its own,
   # and the rest are the modules its import needs.
-  et_venv="${GENAI_EXECUTORCH_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv-executorch}"
+  # Outside the checkout, like the system's packages: its wheels are about 200 MB (five minutes
+  # of a CI run on a slow day), and every clean clone used to download them again. The check below
+  # reinstalls when a pin changes.
+  et_venv="${GENAI_EXECUTORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/genai/venv-executorch}"
   et_pins=(executorch==1.5.1 pytorch-tokenizers torchao==0.18.0)
   et_extra=(ruamel.yaml expecttest hypothesis kgb parameterized py-cpuinfo tabulate hydra-core omegaconf)
   if ! "$et_venv/bin/python" - "${et_pins[@]}" "${et_extra[@]}" 2>/dev/null <<'PY'
@@ -94,7 +99,7 @@ for spec in sys.argv[1:]:
 PY
   then
     echo "install_deps: ExecuTorch's runtime into $et_venv"
-    [[ -x "$et_venv/bin/python" ]] || python3 -m venv --system-site-packages "$et_venv"
+    [[ -x "$et_venv/bin/python" ]] || { mkdir -p "$(dirname "$et_venv")" && python3 -m venv --system-site-packages "$et_venv"; }
     "$et_venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${et_pins[@]}"
     "$et_venv/bin/python" -m pip install -q --disable-pip-version-check "${et_extra[@]}"
   fi
