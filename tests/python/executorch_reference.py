@@ -43,7 +43,15 @@ import traceback
 
 import torch
 
-from executorch.runtime import Runtime, Verification
+# ExecuTorch's runtime is the C++ extension module _C (its QnnBackend linked in); the Python module
+# executorch.runtime wraps it through executorch.extension.pybindings.portable_lib, which re-exports
+# _C's names unchanged but first imports executorch.exir (the export stack: torch._dynamo, inductor)
+# for a warning class: 8 of the 12 seconds this process took to start. The wrapper gets _C itself.
+# (_C needs torch's libraries loaded first, as portable_lib does.)
+from executorch.extension.pybindings import _C as _executorch_runtime
+
+sys.modules.setdefault("executorch.extension.pybindings.portable_lib", _executorch_runtime)
+from executorch.runtime import Runtime, Verification  # noqa: E402
 
 DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 6: torch.float32,
           11: torch.bool, 27: torch.uint16}
