@@ -137,6 +137,9 @@ function(genai_test_suite name)
     genai_precompile(test_${name} test <gtest/gtest.h> <fmt/format.h> <nlohmann/json.hpp>)
     add_dependencies(test_${name} genai)
   endif()
+  # CTest runs tests in descending COST, where it has no times of an earlier run (a clean clone)
+  # else in the order they are defined: Slow tests (10-70 s) and one-process fixtures start first,
+  # so that none of them is left running alone on one core at the end of the run.
   # Labels come from test names, so what a test costs is stated where it is written:
   #   Suite.Long<Name>  label "long": long sweeps, only `ctest -L long` runs them;
   #   Suite.Slow<Name>  label "nosan": release tree only (minutes under the sanitizers);
@@ -161,7 +164,7 @@ function(genai_test_suite name)
              WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
     # A test skipped inside the process makes the entry Skipped, as a discovered test would be:
     # it must not read as Passed.
-    set_tests_properties(${_fixture}.InOneProcess PROPERTIES LABELS ${name}
+    set_tests_properties(${_fixture}.InOneProcess PROPERTIES LABELS ${name} COST 50
                          SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   endforeach()
   gtest_discover_tests(test_${name} TEST_FILTER "-*.Long*:*.Slow*${_one_process_filter}"
@@ -174,6 +177,6 @@ function(genai_test_suite name)
     DISCOVERY_TIMEOUT 60)
   gtest_discover_tests(test_${name} TEST_FILTER "*.Slow*"
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
-    PROPERTIES LABELS nosan
+    PROPERTIES LABELS nosan COST 100
     DISCOVERY_TIMEOUT 60)
 endfunction()
