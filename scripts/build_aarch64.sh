@@ -7,7 +7,10 @@
 #
 # Debian ships highway, sentencepiece and fmt for arm64 as shared objects only: they are built here
 # as static archives from their Debian source packages (the same versions as the x86 build's),
-# once per build tree, into <build-dir>/deps. (fmt's header-only mode would do without its
+# once per machine, into ${XDG_CACHE_HOME:-~/.cache}/genai/aarch64-deps/<key> (the key: the
+# installed versions of the three packages, the toolchain file and this script), so that a clean
+# clone reuses them (sentencepiece alone took 52 s of a CI run); GENAI_AARCH64_DEPS_CACHE moves
+# that folder. (fmt's header-only mode would do without its
 # archive, but then every unity batch compiles fmt's formatting core again: a fifth more time
 # for the options unit, measured without precompiled headers.)
 set -euo pipefail
@@ -22,9 +25,15 @@ done
 jobs="${GENAI_JOBS:-2}"
 bash "$root/scripts/install_deps.sh" --aarch64
 
-deps="$dir/deps"
 toolchain="$root/cmake/toolchains/aarch64-linux-gnu.cmake"
+deps_key="$( { dpkg-query -W -f='${Package}=${Version}\n' libhwy-dev libfmt-dev libsentencepiece-dev; \
+               cat "$toolchain" "$0"; } | sha256sum | cut -c1-16)"
+deps="${GENAI_AARCH64_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/genai/aarch64-deps}/$deps_key"
 export GENAI_AARCH64_DEPS="$deps"
+# One build of the archives at a time (two trees, or CI beside a developer's build).
+mkdir -p "$deps"
+exec 9>"$deps/.lock"
+flock 9
 
 # One Debian source package, unpacked (with Debian's patches) into $deps/src/<name>-<version>.
 unpack_source() {  # <source package> -> prints the unpacked folder
@@ -76,6 +85,8 @@ if [[ ! -f "$deps/lib/libsentencepiece.a" ]]; then
     'Libs.private: -lpthread' >"$deps/lib/pkgconfig/sentencepiece.pc"
   mv "$deps/lib/libsentencepiece.a.part" "$deps/lib/libsentencepiece.a"
 fi
+
+exec 9>&-
 
 echo "== genai (static, aarch64)"
 # No benchmarks: under qemu they would measure the emulator.
