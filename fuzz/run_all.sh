@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz_<name> binary of a fuzz build for a bounded time, seeded with fuzz/corpus/<name>
-# (committed seeds) and fuzz/<name>.seeds (one directory per line, relative to the repo root; may
+# (committed seeds: valid files), fuzz/regressions/<name> (inputs that once failed) and fuzz/<name>.seeds (one directory per line, relative to the repo root; may
 # point outside it, e.g. ../shared/fixtures/pte). Time per target: fuzz/<name>.seconds or 20.
 # A fuzzer is single-threaded: GENAI_FUZZ_JOBS targets (default 2, the cores of a CI machine) run
 # at once; each target's result is printed in name order once all are done.
@@ -30,6 +30,7 @@ fuzz_one() {
   [[ -f "$root/fuzz/$name.seconds" ]] && secs="$(cat "$root/fuzz/$name.seconds")"
   local seeds=()
   [[ -d "$root/fuzz/corpus/$name" ]] && seeds+=("$root/fuzz/corpus/$name")
+  [[ -d "$root/fuzz/regressions/$name" ]] && seeds+=("$root/fuzz/regressions/$name")
   if [[ -f "$root/fuzz/$name.seeds" ]]; then
     while read -r d; do [[ -n "$d" && -d "$root/$d" ]] && seeds+=("$root/$d"); done < "$root/fuzz/$name.seeds"
   fi
@@ -42,7 +43,7 @@ fuzz_one() {
     echo 0 > "$logs/$name.status"
   else
     # The inputs libFuzzer saved (crash-*, leak-*, timeout-*, oom-*) outlive the work dir: a
-    # failing input is the regression seed to add to fuzz/corpus/<name>/ with the fix.
+    # failing input goes into fuzz/regressions/<name>/ with its fix.
     local kept="$build/fuzz/failures/$name"
     mkdir -p "$kept"
     find "$work" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) \
