@@ -38,6 +38,9 @@ std::map<std::string, uint64_t> declared_named_data(const fb::Method* m) {
     uint64_t numel = 1;
     std::vector<int64_t> shape;
     bool ok = true;
+    // As the decoder does: the Verifier lets an int64 vector sit at a 4-byte-aligned address, where
+    // reading its elements is undefined; the decoder refuses such a shape, so nothing is served.
+    if (t->shape() && reinterpret_cast<uintptr_t>(t->shape()->Data()) % alignof(int64_t) != 0) continue;
     if (t->shape())
       for (int64_t d : *t->shape()) {
         if (d < 0 || d > (int64_t{1} << 24) || (d != 0 && numel > kMaxServed / static_cast<uint64_t>(d))) ok = false;
