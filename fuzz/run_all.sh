@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz_<name> binary of a fuzz build for a bounded time, seeded with fuzz/corpus/<name>
-# (committed seeds: valid files), fuzz/regressions/<name> (inputs that once failed) and fuzz/<name>.seeds (one directory per line, relative to the repo root; may
-# point outside it, e.g. ../shared/fixtures/pte). Time per target: fuzz/<name>.seconds or 20.
+# (committed seeds: valid files), fuzz/regressions/<name> (inputs that once failed) and
+# fuzz/<name>.seeds (one directory per line, relative to the repo root; may point outside it, e.g.
+# ../shared/fixtures/pte). Time per target: fuzz/<name>.seconds or 20.
 # A fuzzer is single-threaded: GENAI_FUZZ_JOBS targets (default 2, the cores of a CI machine) run
 # at once; each target's result is printed in name order once all are done.
 # A tree's fuzz/libfuzzer.args (written by fuzz/CMakeLists.txt) adds its flags to every run: the
