@@ -1,11 +1,13 @@
 // Kernel throughput on smollm2-135m shapes: integer linear (16-bit activations, 8-bit per-channel
 // and 4-bit block-32 weights) as GEMV (rows 1, decode) and GEMM (rows 32 and 128, prefill),
-// attention matmul_q (16-bit and 8-bit caches, copied or read in place), and the float ops. Counters: weight_GB/s (packed weight bytes read per
-// second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
+// attention matmul_q (16-bit and 8-bit caches, copied or read in place), the float ops, and the
+// machine's read bandwidth (the decode ceiling). Counters: weight_GB/s (packed weight bytes read
+// per second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
 // run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar build.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -236,5 +238,36 @@ void BM_ParallelForDispatch(benchmark::State& state) {
   benchmark::DoNotOptimize(sink.load());
 }
 BENCHMARK(BM_ParallelForDispatch)->UseRealTime();
+
+// The machine's read bandwidth over the global pool: each worker sums its contiguous share of a
+// buffer far larger than the caches, with four independent 64-bit chains so that loads, not the
+// adds, set the pace. The decode figures of `genai bench` are judged against this ceiling
+// (bytes a step must read / this rate = the fastest possible step).
+void BM_MemoryRead(benchmark::State& state) {
+  const size_t words = static_cast<size_t>(state.range(0)) << 20 >> 3;  // range(0) in MiB
+  std::vector<uint64_t> buf(words);
+  for (size_t i = 0; i < words; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;  // touch every page first
+  std::atomic<uint64_t> sink{0};
+  const int64_t chunks = 64;
+  for (auto _ : state) {
+    ThreadPool::global().parallel_for(chunks, [&](int64_t c0, int64_t c1) {
+      const uint64_t* p = buf.data() + static_cast<size_t>(c0) * words / chunks;
+      const uint64_t* end = buf.data() + static_cast<size_t>(c1) * words / chunks;
+      uint64_t a = 0, b = 0, c = 0, d = 0;
+      for (; p + 4 <= end; p += 4) {
+        a += p[0];
+        b ^= p[1];
+        c += p[2];
+        d ^= p[3];
+      }
+      for (; p < end; ++p) a += *p;
+      sink.fetch_add(a + b + c + d, std::memory_order_relaxed);
+    });
+  }
+  benchmark::DoNotOptimize(sink.load());
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(words * 8), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MemoryRead)->ArgName("MiB")->Arg(1024)->UseRealTime();
 }  // namespace
 }  // namespace genai
