@@ -142,7 +142,7 @@ void add_eval_options(std::vector<OptionSpec>& t) {
   // The calibration windows, which the pipeline's quantization reads too (pipeline::CalibrationSettings).
   t.push_back(ours(note(opt("calib_len", T::kInt, int64_t{128}, "Tokens per calibration window", P | C | E),
                         "calibration window length (at most the context length)")));
-  t.push_back(ours(note(opt("calib_max_windows", T::kInt, int64_t{2}, "Most calibration windows", P | C | E),
+  t.push_back(ours(note(opt("calib_max_windows", T::kInt, int64_t{4}, "Most calibration windows", P | C | E),
                         "calibration windows")));
   t.push_back(ours(note(choices(opt("calib_range", T::kChoice, std::string("minmax"), "Activation range setting", P | C | E),
                                 {"minmax", "mse"}),

@@ -44,7 +44,7 @@ struct RecipeEvalOptions {
   int64_t max_context_len = 256, gen_tokens = 32, eval_max_tokens = 20480;
   std::string eval_on = "program";
   bool per_layer = false;
-  int64_t calib_len = 128, calib_max_windows = 2;
+  int64_t calib_len = 128, calib_max_windows = 4;
   std::string calib_range = "minmax";
   std::vector<std::string> calib_samples;
 };

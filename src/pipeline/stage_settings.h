@@ -45,7 +45,7 @@ struct GraphShapeSettings {
 // --calib_range, --calib_samples files (else the built-in text), --seed.
 struct CalibrationSettings {
   int64_t calib_len = 128;
-  int64_t max_windows = 2;
+  int64_t max_windows = 4;
   std::string range_method = "minmax";
   std::vector<std::string> sample_files;
   std::optional<int64_t> seed;

@@ -94,7 +94,7 @@ TEST_F(BuiltinStrategies, QuantizedHtpRunWritesProgramsAndGenerates) {
   EXPECT_GT(j["eval"]["sqnr_db"].get<double>(), 18.0);
   EXPECT_NEAR(j["eval"]["perplexity_quantized"].get<double>(), j["eval"]["perplexity_float"].get<double>(),
               0.02 * j["eval"]["perplexity_float"].get<double>());
-  EXPECT_EQ(j["stages"]["model_preparation"]["calibration_windows"], 2);
+  EXPECT_EQ(j["stages"]["model_preparation"]["calibration_windows"], 4);
   EXPECT_EQ(j["stages"]["inference"]["kv_io_dtype"], "uint8");  // the small-model (stories) recipe
   EXPECT_EQ(j["stats"]["generated_tokens"].get<int64_t>(), static_cast<int64_t>(r.inference.tokens.size()));
 }
@@ -184,7 +184,7 @@ TEST_F(BuiltinStrategies, StagesRunAloneOnTypedInputs) {
   pin.settings.calibration = calibration;
   const auto prepared = prep.invoke(ctx, pin);
   ASSERT_TRUE(prepared.model && prepared.tokenizer && prepared.calibration_data);
-  EXPECT_EQ(prepared.calibration_data->size(), 2u);
+  EXPECT_EQ(prepared.calibration_data->size(), 4u);
   EXPECT_EQ(prepared.chat_template, "chatml");
 
   QuantizationStage quant("executorch", make_quantization_strategy());
@@ -237,7 +237,7 @@ TEST_F(BuiltinStrategies, PreparedCalibrationWindowsMatchTheQuantizersOwn) {
   qo.calibration = calibration_options(v);
   const auto own = quant::quantize_model(model, qo);
   qo.windows = quant::calibration_windows(*model, qo.calibration);
-  ASSERT_EQ(qo.windows.size(), 2u);
+  ASSERT_EQ(qo.windows.size(), 4u);
   const auto given = quant::quantize_model(model, qo);
   EXPECT_EQ(given.encodings.at("kv_forward")->activations, own.encodings.at("kv_forward")->activations);
   qo.windows[1].pop_back();  // ragged windows are refused
