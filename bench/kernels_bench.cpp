@@ -1,7 +1,7 @@
 // Kernel throughput on smollm2-135m shapes: integer linear (16-bit activations, 8-bit per-channel
 // and 4-bit block-32 weights) as GEMV (rows 1, decode) and GEMM (rows 32 and 128, prefill),
 // attention matmul_q (16-bit and 8-bit caches, copied or read in place), the float ops, and the
-// machine's read bandwidth (the decode ceiling). Counters: weight_GB/s (packed weight bytes read
+// machine's read bandwidth (a sample of the decode ceiling). Counters: weight_GB/s (packed weight bytes read
 // per second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
 // run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar build.
 #include <benchmark/benchmark.h>
@@ -241,8 +241,9 @@ BENCHMARK(BM_ParallelForDispatch)->UseRealTime();
 
 // The machine's read bandwidth over the global pool: each worker sums its contiguous share of a
 // buffer far larger than the caches, with four independent 64-bit chains so that loads, not the
-// adds, set the pace. The decode figures of `genai bench` are judged against this ceiling
-// (bytes a step must read / this rate = the fastest possible step).
+// adds, set the pace. The decode figures of `genai bench` are judged against it (bytes a step must
+// read / this rate = the fastest possible step); it is a sample, not a bound: decode's many row
+// streams have read faster than a neighbouring sample.
 void BM_MemoryRead(benchmark::State& state) {
   const size_t words = static_cast<size_t>(state.range(0)) << 20 >> 3;  // range(0) in MiB
   std::vector<uint64_t> buf(words);
