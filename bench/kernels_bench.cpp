@@ -1,9 +1,10 @@
 // Kernel throughput on smollm2-135m shapes: integer linear (16-bit activations, 8-bit per-channel
 // and 4-bit block-32 weights) as GEMV (rows 1, decode) and GEMM (rows 32 and 128, prefill),
-// attention matmul_q (16-bit and 8-bit caches, copied or read in place), the float ops, and the
-// machine's read bandwidth (a sample of the decode ceiling). Counters: weight_GB/s (packed weight bytes read
-// per second, the decode bound) and GOPS (2 * rows * in * out per second). Wall time: the kernels
-// run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar build.
+// attention matmul_q (16-bit and 8-bit caches, copied or read in place), the float ops, and a
+// sample of the machine's read bandwidth (what bounds decode). Counters: weight_GB/s (packed
+// weight bytes read per second, the decode bound) and GOPS (2 * rows * in * out per second). Wall
+// time: the kernels run on ThreadPool::global(). GENAI_BENCH_KERNELS=scalar measures the scalar
+// build.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
