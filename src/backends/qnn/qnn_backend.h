@@ -22,12 +22,20 @@ std::unique_ptr<runtime::BackendExecutor> make_qnn_executor();
 // the two 1.77 GB contexts of a llama3.2-1b program (3.30 GiB) load; phi-4-mini's kv_forward
 // (8 contexts, 4.33 GB) failed with QNN_COMMON_ERROR_MEM_ALLOC at its eighth, the head's, both
 // with seven others loaded (3.17 GiB) and with five (2.59 GiB, 3.46 GiB with the head), while each
-// loads alone. Past the budget the executor closes contexts and loads them again when they next
-// run (slower, never refused).
+// loads alone. The limit is per process, so the executor runs several simulator processes (at most
+// kQnnSimulatorProcesses) and spreads a method's contexts over them, each holding at most the
+// budget of one method's; past that, a process closes contexts and loads them again when they
+// next run (slower, never refused).
 inline constexpr uint64_t kQnnSimulatorResidentBytes = uint64_t{3} << 30;
+// Four processes hold 12 GiB of contexts: a 3.8B decoder's two methods at 8 bits (with the swap
+// of the method not running), in about the memory this 23 GiB machine has beside them.
+inline constexpr size_t kQnnSimulatorProcesses = 4;
 // Sets the budget for this process; returns the previous one. Tests make it small to swap
 // contexts on tiny programs.
 uint64_t set_qnn_simulator_budget(uint64_t bytes);
+// Sets the most simulator processes this process starts; returns the previous limit. 1 gives the
+// single process whose swaps the budget test watches.
+size_t set_qnn_simulator_processes(size_t processes);
 // Contexts loaded onto the simulator in this process so far (each reload counts).
 uint64_t qnn_simulator_context_loads();
 

@@ -5,6 +5,7 @@
 // named after it, bound by position with the method's signature.
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <mutex>
@@ -25,26 +26,78 @@ namespace {
 class QnnDelegateMethod;
 
 std::atomic<uint64_t> g_simulator_budget{kQnnSimulatorResidentBytes};
+std::atomic<size_t> g_simulator_processes{kQnnSimulatorProcesses};
 std::atomic<uint64_t> g_context_loads{0};
 
-// The bridge and the lock that serialises requests over its pipes, and the contexts it holds.
+// One simulator process: a bridge, the lock that serialises requests over its pipes, and the
+// contexts it holds.
 struct SharedQnnRuntime {
   std::mutex mutex;
   QnnBridge bridge;
   // Guarded by `mutex`: the loaded contexts, least recently run first, and their binaries' bytes.
   std::vector<QnnDelegateMethod*> resident;
   uint64_t resident_bytes = 0;
+  // Guarded by the pool's lock: the bytes of the contexts placed here, per method (its label).
+  std::map<std::string, uint64_t, std::less<>> placed;
 };
 
-std::shared_ptr<SharedQnnRuntime> shared_qnn_runtime() {
-  static std::mutex guard;
-  static std::weak_ptr<SharedQnnRuntime> current;
-  std::lock_guard lock(guard);
-  if (auto live = current.lock(); live && live->bridge.running()) return live;
-  auto fresh = std::make_shared<SharedQnnRuntime>();
-  fresh->bridge.require_available();  // InputError naming onnxruntime-qnn
-  current = fresh;
-  return fresh;
+// The simulator processes of this process. Each holds its own HTP address space, so a method whose
+// contexts exceed one process's budget (a sharded 3-4B decoder) is spread over several and runs
+// without reloading any: a context goes to the first process where its method's contexts still
+// fit the budget, else to a new process while there are fewer than the limit, else to the process
+// holding the least of its method (which then swaps). Processes end with their last context.
+class SimulatorPool {
+ public:
+  std::shared_ptr<SharedQnnRuntime> place(std::string_view method, uint64_t bytes) {
+    std::lock_guard lock(guard_);
+    std::erase_if(processes_, [](const std::weak_ptr<SharedQnnRuntime>& w) {
+      const auto live = w.lock();
+      return !live || !live->bridge.running();
+    });
+    std::shared_ptr<SharedQnnRuntime> fewest;
+    uint64_t fewest_bytes = 0;
+    for (const auto& w : processes_) {
+      auto live = w.lock();
+      const uint64_t here = placed(*live, method);
+      if (here + bytes <= g_simulator_budget.load()) return record(std::move(live), method, bytes);
+      if (!fewest || here < fewest_bytes) fewest = live, fewest_bytes = here;
+    }
+    if (fewest && processes_.size() >= std::max<size_t>(1, g_simulator_processes.load()))
+      return record(std::move(fewest), method, bytes);
+    auto fresh = std::make_shared<SharedQnnRuntime>();
+    fresh->bridge.require_available();  // InputError naming onnxruntime-qnn
+    processes_.push_back(fresh);
+    return record(std::move(fresh), method, bytes);
+  }
+
+  void release(SharedQnnRuntime& process, std::string_view method, uint64_t bytes) {
+    std::lock_guard lock(guard_);
+    const auto it = process.placed.find(method);
+    if (it == process.placed.end()) return;
+    it->second -= std::min(it->second, bytes);
+    if (it->second == 0) process.placed.erase(it);
+  }
+
+ private:
+  static uint64_t placed(const SharedQnnRuntime& process, std::string_view method) {
+    const auto it = process.placed.find(method);
+    return it == process.placed.end() ? 0 : it->second;
+  }
+  static std::shared_ptr<SharedQnnRuntime> record(std::shared_ptr<SharedQnnRuntime> process, std::string_view method,
+                                                  uint64_t bytes) {
+    const auto it = process->placed.find(method);
+    if (it == process->placed.end()) process->placed.emplace(std::string(method), bytes);
+    else it->second += bytes;
+    return process;
+  }
+
+  std::mutex guard_;
+  std::vector<std::weak_ptr<SharedQnnRuntime>> processes_;
+};
+
+SimulatorPool& simulator_pool() {
+  static SimulatorPool pool;
+  return pool;
 }
 
 // A program written by another toolchain records no method -> graph map: upstream names each
@@ -69,9 +122,9 @@ QnnMethodGraph graph_named_after(const runtime::MethodDesc& method) {
   return g;
 }
 
-// One delegate's context on the simulator. It is loaded at init (a binary the simulator refuses
-// fails the program's load) and kept loaded while the process's contexts fit the simulator's
-// budget; past it, loading one closes others (the most recently run first: a program runs its
+// One delegate's context on the simulator, in the process the pool placed it in. It is loaded at
+// init (a binary the simulator refuses fails the program's load) and kept loaded while that
+// process's contexts fit the simulator's budget; past it, loading one closes others (the most recently run first: a program runs its
 // delegates in a fixed cycle, in which the one just run is needed again last), and a closed
 // context is loaded again when it next runs.
 class QnnDelegateMethod final : public runtime::DelegateMethod {
@@ -84,15 +137,25 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
     std::string record_key;
   };
 
-  QnnDelegateMethod(std::shared_ptr<SharedQnnRuntime> runtime, Source source, QnnMethodGraph graph, std::string label)
-      : runtime_(std::move(runtime)), source_(std::move(source)), graph_(std::move(graph)), label_(std::move(label)) {
+  // `label` names the method (file and method) in messages and groups its contexts in the pool.
+  QnnDelegateMethod(Source source, QnnMethodGraph graph, std::string label)
+      : runtime_(simulator_pool().place(label, source.binary.size())),
+        source_(std::move(source)),
+        graph_(std::move(graph)),
+        label_(std::move(label)) {
     for (const auto& io : graph_.inputs) inputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
     for (const auto& io : graph_.outputs) outputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
-    std::lock_guard lock(runtime_->mutex);
-    load_locked();
+    try {
+      std::lock_guard lock(runtime_->mutex);
+      load_locked();
+    } catch (...) {
+      simulator_pool().release(*runtime_, label_, source_.binary.size());
+      throw;
+    }
   }
   ~QnnDelegateMethod() override {
     try {
+      simulator_pool().release(*runtime_, label_, source_.binary.size());
       std::lock_guard lock(runtime_->mutex);
       unload_locked();
     } catch (...) {
@@ -161,7 +224,7 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
     if (runtime_->bridge.running()) runtime_->bridge.close(session);
   }
 
-  std::shared_ptr<SharedQnnRuntime> runtime_;
+  std::shared_ptr<SharedQnnRuntime> runtime_;  // first: placed from the constructor's arguments
   Source source_;
   std::optional<QnnSessionId> session_;
   QnnMethodGraph graph_;
@@ -208,7 +271,7 @@ class QnnExecutor final : public runtime::BackendExecutor {
     binding.bind = recorded ? QnnMethodBinding::Bind::kByName : QnnMethodBinding::Bind::kByPosition;
     for (const auto& io : graph.inputs) binding.inputs.push_back(io.qnn);
     for (const auto& io : graph.outputs) binding.outputs.push_back(io.qnn);
-    return std::make_unique<QnnDelegateMethod>(shared_qnn_runtime(), std::move(source), std::move(graph), std::string(label));
+    return std::make_unique<QnnDelegateMethod>(std::move(source), std::move(graph), std::string(label));
   }
 };
 
@@ -221,6 +284,8 @@ namespace genai::backends {
 std::unique_ptr<runtime::BackendExecutor> make_qnn_executor() { return std::make_unique<qnn::QnnExecutor>(); }
 
 uint64_t set_qnn_simulator_budget(uint64_t bytes) { return qnn::g_simulator_budget.exchange(bytes); }
+
+size_t set_qnn_simulator_processes(size_t processes) { return qnn::g_simulator_processes.exchange(processes); }
 
 uint64_t qnn_simulator_context_loads() { return qnn::g_context_loads.load(); }
 

@@ -228,31 +228,37 @@ TEST_F(QnnLowering, X86BuildRunsOnTheSimulatorAndAgreesWithTheEmulation) {
 }
 
 // A program whose contexts exceed the simulator's budget runs with them swapped in and out: with
-// room for none, every delegate call loads its context again, and the logits are those of the
+// room for none in one simulator process, every delegate call loads its context again; spread
+// over a process per context, none is loaded again. Either way the logits are those of the
 // program with every context resident.
-TEST_F(QnnLowering, ContextsPastTheSimulatorsBudgetAreSwappedAndGiveTheSameLogits) {
+TEST_F(QnnLowering, ContextsPastTheSimulatorsBudgetAreSwappedOrSpreadAndGiveTheSameLogits) {
   auto args = compile_args(dir_->file("sharded"));
   args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
   const std::string pte = compile(args) + "/text_decoder.pte";
   const std::vector<int32_t> tokens{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19, 40, 3, 11, 50, 6, 27};  // two prefill calls
   backends::register_builtin_backends();
-  auto logits = [&](uint64_t budget, uint64_t* loads) {
-    const uint64_t previous = backends::set_qnn_simulator_budget(budget);
+  auto logits = [&](uint64_t budget, size_t processes, uint64_t* loads) {
+    const uint64_t previous_budget = backends::set_qnn_simulator_budget(budget);
+    const size_t previous_processes = backends::set_qnn_simulator_processes(processes);
     auto session = make_program_session(runtime::ProgramInstance::load(pte));
     const uint64_t before = backends::qnn_simulator_context_loads();
     std::vector<float> out = session->forward_all(tokens);
     *loads = backends::qnn_simulator_context_loads() - before;
     session.reset();
-    backends::set_qnn_simulator_budget(previous);
+    backends::set_qnn_simulator_budget(previous_budget);
+    backends::set_qnn_simulator_processes(previous_processes);
     return out;
   };
-  uint64_t resident_loads = 0, swapped_loads = 0;
-  const std::vector<float> resident = logits(backends::kQnnSimulatorResidentBytes, &resident_loads);
-  const std::vector<float> swapped = logits(1, &swapped_loads);
+  uint64_t resident_loads = 0, swapped_loads = 0, spread_loads = 0;
+  const std::vector<float> resident = logits(backends::kQnnSimulatorResidentBytes, 1, &resident_loads);
+  const std::vector<float> swapped = logits(1, 1, &swapped_loads);
+  const std::vector<float> spread = logits(1, 4, &spread_loads);  // 2 methods x 2 shards
   EXPECT_EQ(resident_loads, 0u);        // loaded at init, kept
   EXPECT_GE(swapped_loads, 2u * 2u);    // two prefill calls of two shards, each loaded again
+  EXPECT_EQ(spread_loads, 0u);          // a process per context: none closed
   ASSERT_FALSE(resident.empty());
   EXPECT_EQ(swapped, resident);
+  EXPECT_EQ(spread, resident);
 }
 
 // One output of one step compared, simulator against our executor, in output steps.
