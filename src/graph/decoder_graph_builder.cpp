@@ -180,10 +180,22 @@ class DecoderGraphBuilder {
     }
   }
 
+  // A decoder linear layer (bias optional). With a LoRA adapter's factors among the weights
+  // (weights_with_adapter), its low-rank path is added beside it: out + (x A^T) (scale B)^T.
+  ValueId adapted_linear(ValueId x, const std::string& weight, bool bias, const std::string& out) {
+    std::vector<ValueId> operands{x, g_->add_weight(weight)};
+    if (bias) operands.push_back(g_->add_weight(wn::bias_of(weight)));
+    const ValueId base = g_->add_op(OpKind::kLinear, operands, out);
+    const std::string a = wn::lora_a_of(weight);
+    if (!weights_ || !weights_->contains(a)) return base;
+    const ValueId down = g_->add_op(OpKind::kLinear, {x, g_->add_weight(a)}, out + ".lora_a");
+    const ValueId up = g_->add_op(OpKind::kLinear, {down, g_->add_weight(wn::lora_b_of(weight))}, out + ".lora_b");
+    return g_->add_op(OpKind::kAdd, {base, up}, out + ".lora");
+  }
+
   ValueId attn_proj(int64_t l, const char* which, ValueId x) {
-    std::vector<ValueId> operands{x, layer_weight(l, fmt::format("self_attn.{}_proj.weight", which))};
-    if (c_.qkv_bias) operands.push_back(layer_weight(l, fmt::format("self_attn.{}_proj.bias", which)));
-    return g_->add_op(OpKind::kLinear, operands, fmt::format("{}attn.{}_proj.out", prefix(l), which));
+    return adapted_linear(x, wn::layer(l, fmt::format("self_attn.{}_proj.weight", which).c_str()), c_.qkv_bias,
+                          fmt::format("{}attn.{}_proj.out", prefix(l), which));
   }
 
   // [1, ar, n * hd] -> [1, n, ar, hd]; normalised per head first where the family does (q and k
@@ -267,7 +279,7 @@ class DecoderGraphBuilder {
     const ValueId ctx4 = g_->add_op(OpKind::kReshape, {ctx}, p + "attn.context.heads", {{"shape", ints({1, H, ar_, hd})}});
     const ValueId ctxt = g_->add_op(OpKind::kTranspose, {ctx4}, p + "attn.context.tokens", {{"perm", ints({0, 2, 1, 3})}});
     const ValueId flat = g_->add_op(OpKind::kReshape, {ctxt}, p + "attn.context.flat", {{"shape", ints({1, ar_, H * hd})}});
-    ValueId o = g_->add_op(OpKind::kLinear, {flat, layer_weight(l, "self_attn.o_proj.weight")}, p + "attn.o_proj.out");
+    ValueId o = adapted_linear(flat, wn::layer(l, "self_attn.o_proj.weight"), false, p + "attn.o_proj.out");
     if (c_.sandwich_norms)
       o = g_->add_op(OpKind::kRmsNorm, {o, layer_weight(l, "post_attention_layernorm.weight")}, p + "attn.post_norm.out",
                      norm_attrs_);
@@ -279,10 +291,8 @@ class DecoderGraphBuilder {
   }
 
   ValueId mlp_proj(int64_t l, const char* which, ValueId in) {
-    std::vector<ValueId> operands{in, layer_weight(l, fmt::format("mlp.{}_proj.weight", which))};
-    if (c_.mlp_bias && std::string_view(which) != "gate")
-      operands.push_back(layer_weight(l, fmt::format("mlp.{}_proj.bias", which)));
-    return g_->add_op(OpKind::kLinear, operands, fmt::format("{}mlp.{}_proj.out", prefix(l), which));
+    return adapted_linear(in, wn::layer(l, fmt::format("mlp.{}_proj.weight", which).c_str()),
+                          c_.mlp_bias && std::string_view(which) != "gate", fmt::format("{}mlp.{}_proj.out", prefix(l), which));
   }
 
   // The MLP of layer l over its norm x2: down(act(gate(x)) * up(x)), or down(act(up(x))) ungated

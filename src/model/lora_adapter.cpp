@@ -80,11 +80,16 @@ LoraAdapterConfig read_lora_adapter_config(const std::filesystem::path& path) {
   return c;
 }
 
-int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& config, Weights& weights) {
-  const LoraAdapterConfig c = read_lora_adapter_config(dir / "adapter_config.json");
+LoraAdapter read_lora_adapter(std::string name, const std::filesystem::path& dir, const ModelConfig& config,
+                              const Weights& weights) {
+  LoraAdapter adapter;
+  adapter.name = std::move(name);
+  adapter.dir = dir;
+  adapter.config = read_lora_adapter_config(dir / "adapter_config.json");
+  const LoraAdapterConfig& c = adapter.config;
   const std::filesystem::path tensors_path = dir / "adapter_model.safetensors";
   if (!std::filesystem::exists(tensors_path))
-    throw_input_error("{}: missing (config.json has has_lora_adapter = true: the adapter's tensors)", tensors_path.string());
+    throw_input_error("{}: missing (the adapter's tensors, beside adapter_config.json)", tensors_path.string());
   const SafetensorsFile file = SafetensorsFile::open(tensors_path);
   const std::string source = file.source();
   // <any prefix of the text model>.layers.<i>.<self_attn|mlp>.<module>.lora_<A|B>[.<adapter name>].weight
@@ -97,7 +102,7 @@ int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& 
       throw_input_error("{}: tensor {} is not a LoRA factor of a decoder layer", source, e.name);
     const std::string prefix = m[1].str(), module = m[4].str();
     if (prefix.find("encoder") != std::string::npos || prefix.find("projector") != std::string::npos)
-      throw_input_error("{}: tensor {} adapts the audio side (only the text decoder's layers are merged)", source, e.name);
+      throw_input_error("{}: tensor {} adapts the audio side (only the text decoder's layers take adapters)", source, e.name);
     const int64_t layer = std::stoll(m[2].str());
     auto where = decoder_linears().find(module);
     if (where == decoder_linears().end() || where->second != m[3].str() || !targets.count(module) || layer >= config.n_layers)
@@ -106,25 +111,54 @@ int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& 
     auto& f = factors[weight_names::layer(layer, (m[3].str() + "." + module + ".weight").c_str())];
     (m[5].str() == "A" ? f.first : f.second) = &e;
   }
+  if (factors.empty()) throw_input_error("{}: no LoRA factors", source);
   for (const auto& [canonical, f] : factors) {
     if (!f.first || !f.second) throw_input_error("{}: {} has one LoRA factor without the other", source, canonical);
-    const Tensor w = weights.f32(canonical);
-    const Tensor a = file.tensor_f32(*f.first), b = file.tensor_f32(*f.second);
-    const int64_t out = w.shape()[0], in = w.shape()[1];
-    if (a.shape() != Shape{c.rank, in} || b.shape() != Shape{out, c.rank})
+    if (!weights.contains(canonical))
+      throw_input_error("{}: {} adapts a layer this decoder does not have", source, canonical);
+    const Shape& w = weights.get(canonical).shape();
+    LoraFactors lf{file.tensor_f32(*f.first), file.tensor_f32(*f.second)};
+    const int64_t out = w.at(0), in = w.at(1);
+    if (lf.a.shape() != Shape{c.rank, in} || lf.b.shape() != Shape{out, c.rank})
       throw_input_error("{}: {}: factors {} and {} do not fit a [{}, {}] weight at rank {}", source, canonical,
-                        shape_to_string(a.shape()), shape_to_string(b.shape()), out, in, c.rank);
+                        shape_to_string(lf.a.shape()), shape_to_string(lf.b.shape()), out, in, c.rank);
+    adapter.layers.emplace(canonical, std::move(lf));
+  }
+  return adapter;
+}
+
+std::shared_ptr<const Weights> weights_with_adapter(const Weights& base, const LoraAdapter& adapter) {
+  auto weights = std::make_shared<Weights>(base);  // tensors share their storage: views stay views
+  const auto scale = static_cast<float>(adapter.config.scale());
+  for (const auto& [canonical, f] : adapter.layers) {
+    Tensor b = Tensor::zeros(DType::kF32, f.b.shape());
+    const float* src = f.b.data<float>();
+    float* dst = b.mutable_data<float>();
+    for (int64_t i = 0; i < b.numel(); ++i) dst[i] = src[i] * scale;
+    weights->add(weight_names::lora_a_of(canonical), f.a);
+    weights->add(weight_names::lora_b_of(canonical), std::move(b));
+  }
+  return weights;
+}
+
+int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& config, Weights& weights) {
+  const LoraAdapter adapter = read_lora_adapter("merged", dir, config, weights);
+  const auto scale = static_cast<float>(adapter.config.scale());
+  const int64_t rank = adapter.config.rank;
+  for (const auto& [canonical, f] : adapter.layers) {
+    const Tensor w = weights.f32(canonical);
+    const int64_t out = w.shape()[0], in = w.shape()[1];
     Tensor merged = Tensor::zeros(DType::kF32, w.shape());
-    const float* pa = a.data<float>();
-    const float* pb = b.data<float>();
+    const float* pa = f.a.data<float>();
+    const float* pb = f.b.data<float>();
     const float* pw = w.data<float>();
     float* pm = merged.mutable_data<float>();
-    const auto scale = static_cast<float>(c.scale());
+    // PEFT's merge: W + (B A) scale, B A formed first.
     std::vector<float> row(static_cast<size_t>(in));
     for (int64_t o = 0; o < out; ++o) {
       std::fill(row.begin(), row.end(), 0.0f);
-      for (int64_t r = 0; r < c.rank; ++r) {
-        const float br = pb[o * c.rank + r];
+      for (int64_t r = 0; r < rank; ++r) {
+        const float br = pb[o * rank + r];
         const float* ar = pa + r * in;
         for (int64_t i = 0; i < in; ++i) row[static_cast<size_t>(i)] += br * ar[i];
       }
@@ -132,8 +166,7 @@ int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& 
     }
     weights.add(canonical, std::move(merged));
   }
-  if (factors.empty()) throw_input_error("{}: no LoRA factors", source);
-  return static_cast<int64_t>(factors.size());
+  return static_cast<int64_t>(adapter.layers.size());
 }
 
 }  // namespace genai

@@ -1,12 +1,15 @@
-// A PEFT LoRA adapter shipped in a model folder (adapter_config.json + adapter_model.safetensors),
-// as Granite Speech ships the text model's audio adapter: merged into the decoder's weights,
-// W += scale * B A per adapted linear layer (scale = lora_alpha / r, or / sqrt(r) with rsLoRA),
-// with B A formed first as PEFT's merge forms it. Only plain LoRA on the decoder's linear layers:
+// A PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors) on the decoder's linear
+// layers. Either merged into the weights, W += scale * B A (scale = lora_alpha / r, or / sqrt(r)
+// with rsLoRA), with B A formed first as PEFT's merge forms it (Granite Speech's audio adapter,
+// shipped in its model folder); or read unmerged, its factors kept beside the frozen weights for
+// the graphs' low-rank path x A^T (scale B)^T (scale folded into B) (--lora_adapter). Only plain LoRA:
 // every other setting that changes the arithmetic (DoRA, biases, per-module ranks or alphas,
 // fan-in-fan-out storage, extra trained modules) is an InputError naming the file and the field.
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,10 +28,31 @@ struct LoraAdapterConfig {
 
 LoraAdapterConfig read_lora_adapter_config(const std::filesystem::path& adapter_config_json);
 
-// Merges the adapter in `dir` into the decoder weights of `config` (canonical names). InputError
+// One adapted linear layer's factors as float32, as stored: A [r, in] and B [out, r].
+struct LoraFactors {
+  Tensor a, b;
+};
+
+struct LoraAdapter {
+  std::string name;  // how programs and runs name it (--lora_adapter NAME=DIR, --lora NAME)
+  std::filesystem::path dir;
+  LoraAdapterConfig config;
+  std::map<std::string, LoraFactors> layers;  // canonical weight name -> its factors
+};
+
+// Reads the adapter in `dir` for the decoder of `config` whose weights are `weights`: InputError
 // naming the file for a missing file, a tensor of a module the decoder has not (or of the
-// encoder), shapes that do not fit, or a module with only one of its two factors. Returns the
-// number of layers merged.
+// encoder), shapes that do not fit, or a module with only one of its two factors.
+LoraAdapter read_lora_adapter(std::string name, const std::filesystem::path& dir, const ModelConfig& config,
+                              const Weights& weights);
+
+// The base weights (shared, not copied) and the adapter's factors named lora_a_of / lora_b_of
+// their layer's weight, B scaled: the weights of the adapter's decoder graphs, in which each
+// adapted linear layer gains the low-rank path.
+std::shared_ptr<const Weights> weights_with_adapter(const Weights& base, const LoraAdapter& adapter);
+
+// Merges the adapter in `dir` into the decoder weights of `config` (canonical names), with
+// read_lora_adapter's errors. Returns the number of layers merged.
 int64_t merge_lora_adapter(const std::filesystem::path& dir, const ModelConfig& config, Weights& weights);
 
 }  // namespace genai

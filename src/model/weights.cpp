@@ -78,6 +78,9 @@ std::string bias_of(const std::string& weight) {
     throw_failure("internal: {} is not a weight name", weight);
   return weight.substr(0, weight.size() - suffix.size()) + "bias";
 }
+// "<x>.bias" less "bias": the layer's prefix "<x>.", its name checked by bias_of.
+std::string lora_a_of(const std::string& weight) { return std::string(bias_of(weight), 0, weight.size() - 6) + "lora_A.weight"; }
+std::string lora_b_of(const std::string& weight) { return std::string(bias_of(weight), 0, weight.size() - 6) + "lora_B.weight"; }
 }  // namespace weight_names
 
 }  // namespace genai

@@ -69,6 +69,10 @@ std::string embed_tokens_per_layer();
 std::string per_layer_model_projection();
 std::string per_layer_projection_norm();
 std::string bias_of(const std::string& weight);    // "<x>.weight" -> "<x>.bias"
+// A LoRA adapter's factors of a linear layer's weight, as the adapter's graphs name them:
+// "<x>.weight" -> "<x>.lora_A.weight" [r, in] and "<x>.lora_B.weight" [out, r] (scale folded in).
+std::string lora_a_of(const std::string& weight);
+std::string lora_b_of(const std::string& weight);
 }  // namespace weight_names
 
 }  // namespace genai
