@@ -16,6 +16,7 @@
 #include "compile/source_checksum.h"
 #include "core/atomic_dir.h"
 #include "core/atomic_file.h"
+#include "pipeline/adapter_graphs.h"
 #include "core/chunked_digest.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -123,6 +124,8 @@ nlohmann::json manifest_json(const CompileRequest& request, const CompileResult&
 pipeline::ArtifactKey artifact_key_of(pipeline::GraphName graph) {
   // An encoder's graph is a program of its own, whichever modality it serves.
   if (const auto key = pipeline::encoder_program_key(graph)) return *key;
+  // An adapter's graphs are methods of their base graph's program.
+  if (const auto adapted = pipeline::adapter_graph_of(graph)) return artifact_key_of(adapted->base);
   switch (graph) {
     case pipeline::GraphName::kKvForward:
     case pipeline::GraphName::kPrefillForward:

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "graph/graph.h"
 #include "model/reference_decoder.h"
+#include "pipeline/adapter_graphs.h"
 #include "quant/encoding_set.h"
 
 namespace genai::compile {
@@ -21,6 +22,7 @@ const std::vector<std::string>& decoder_constant_names() {
 namespace {
 
 bool is_decoder_graph(pipeline::GraphName name) {
+  if (const auto adapted = pipeline::adapter_graph_of(name)) name = adapted->base;  // a LoRA adapter's copy
   return name == pipeline::GraphName::kKvForward || name == pipeline::GraphName::kPrefillForward ||
          name == pipeline::GraphName::kKvForwardAr1;
 }

@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "graph/decoder_graphs.h"
+#include "pipeline/adapter_graphs.h"
 
 namespace genai {
 namespace {
@@ -225,7 +227,8 @@ std::unique_ptr<DecoderScheduler::Binding> DecoderScheduler::bind(const std::str
         throw_input_error("{}: method {}: {} is {}, another method's is {}", file, name, d.name, dtype_name(d.dtype),
                           dtype_name(*embeds_dtype_));
       embeds_dtype_ = d.dtype;
-      b->embedding = std::string(graph::kTokEmbeddingPrefix) + name;
+      // An adapter's methods take the base's embedding lookup (the adapters leave it alone).
+      b->embedding = std::string(graph::kTokEmbeddingPrefix) + name.substr(0, name.find(pipeline::kLoraInfix));
       if (!runner_->has_method(b->embedding))
         throw_input_error("{}: method {} takes {} but there is no {} method", file, name, d.name, b->embedding);
       b->embeds.assign(io_bytes(d), 0);
@@ -341,6 +344,31 @@ void DecoderScheduler::make_room(int64_t ar, int64_t take) {
     cache_->evict(sink_->sink, count, *rerotation_);
     ++evictions_;
   }
+}
+
+std::vector<std::string> DecoderScheduler::adapters() const {
+  const std::string prefix = std::string(graph::kKvForward) + std::string(pipeline::kLoraInfix);
+  std::vector<std::string> out;
+  for (const std::string& m : runner_->method_names())
+    if (m.rfind(prefix, 0) == 0) out.push_back(m.substr(prefix.size()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void DecoderScheduler::set_adapter(const std::optional<std::string>& adapter) {
+  const std::string suffix = adapter ? std::string(pipeline::kLoraInfix) + *adapter : std::string();
+  const std::string kv = std::string(graph::kKvForward) + suffix;
+  if (!runner_->has_method(kv)) {
+    const std::vector<std::string> names = adapters();
+    throw_input_error("{}: no LoRA adapter {} (adapters: {})", origin_, *adapter,
+                      names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
+  }
+  // Each method of the adapter is bound like the base's: the same layout, checked again.
+  kv_ = bind(kv);
+  if (prefill_) prefill_ = bind(std::string(graph::kPrefillForward) + suffix);
+  if (single_) single_ = bind(std::string(graph::kKvForwardAr1) + suffix);
+  adapter_ = adapter;
+  reset();
 }
 
 void DecoderScheduler::reset() {

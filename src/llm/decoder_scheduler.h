@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/dtype.h"
@@ -67,6 +68,15 @@ class DecoderScheduler : public TreeDecoderSession {
   void set_attention_sink(const AttentionSinkOptions& options);
   int64_t evictions() const { return evictions_; }
 
+  // LoRA adapters compiled beside the base (pipeline/adapter_graphs.h): their names, from the
+  // runner's <kv_forward>_lora_<name> methods, sorted.
+  std::vector<std::string> adapters() const;
+  // Runs the adapter's methods from now on (nullopt: the base's), and clears the KV cache: an
+  // adapter changes every layer's keys and values. InputError naming the valid adapters for a
+  // name the runner has no methods for.
+  void set_adapter(const std::optional<std::string>& adapter);
+  const std::optional<std::string>& adapter() const { return adapter_; }
+
   const MethodRunner& runner() const { return *runner_; }
   int64_t prefill_ar_len() const { return prefill_ar_; }  // 0 without prefill_forward
   int64_t decode_ar_len() const;                          // kv_forward's AR length
@@ -108,6 +118,7 @@ class DecoderScheduler : public TreeDecoderSession {
   std::optional<DType> embeds_dtype_;        // the methods' inputs_embeds, when they take them
   std::optional<kernels::QParams> embeds_q_;  // a quantized inputs_embeds' encoding (constants)
   std::optional<AttentionSinkOptions> sink_;
+  std::optional<std::string> adapter_;
   std::optional<KeyRerotation> rerotation_;
   int64_t evictions_ = 0;
 };

@@ -33,7 +33,7 @@ std::string expand_media_placeholders(const std::string& text, const PromptMedia
 }
 
 // The whole conversation so far as prompt text, ending where the model's next reply starts.
-std::string conversation_text(ChatFormat format, const GenerationOptions& o, const std::vector<TurnResult>& done,
+std::string conversation_text(ChatFormat format, const GenerationOptions& o, std::span<const TurnResult> done,
                               const std::string& next_prompt, const Tokenizer& tok) {
   // The first user turn carries the images or clips, as placeholders ahead of its text.
   std::string placeholders;
@@ -107,12 +107,18 @@ bool Conversation::is_stop(int32_t id) const {
   return std::find(stop_ids_.begin(), stop_ids_.end(), id) != stop_ids_.end();
 }
 
+void Conversation::start_over() {
+  history_begin_ = result_.turns.size();
+  session_.reset();
+  cached_.clear();
+}
+
 const TurnResult& Conversation::turn(const std::string& prompt, const TextSink& sink) {
   const size_t turn_index = result_.turns.size();
   GenerationStats& stats = result_.stats;
   TurnResult turn;
   turn.prompt = prompt;
-  const std::vector<int32_t> ids = encode_conversation(tok_, conversation_text(format_, options_, result_.turns, prompt, tok_));
+  const std::vector<int32_t> ids = encode_conversation(tok_, conversation_text(format_, options_, std::span(result_.turns).subspan(history_begin_), prompt, tok_));
   if (ids.empty()) throw_input_error("--prompt: turn {} encodes to no tokens", turn_index + 1);
   if (static_cast<int64_t>(ids.size()) > session_.max_context())
     throw_input_error("--prompt: the prompt{} is {} tokens, more than the context of {} tokens",

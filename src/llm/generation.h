@@ -82,6 +82,9 @@ class Conversation {
   const TurnResult& turn(const std::string& prompt, const TextSink& sink = {});
   // The turns so far, their replies joined by "\n", and the stats.
   const GenerationResult& result() const { return result_; }
+  // The next turn starts a new conversation (the turns so far stay in result(), out of the
+  // prompt), on an empty cache.
+  void start_over();
 
  private:
   bool is_stop(int32_t id) const;
@@ -95,6 +98,7 @@ class Conversation {
   std::unique_ptr<LookaheadDecoder> lookahead_;
   std::vector<int32_t> cached_;  // the tokens in the session's cache, in order
   GenerationResult result_;
+  size_t history_begin_ = 0;  // the first of result_.turns in this conversation
 };
 
 // Runs options.prompts as the turns of one Conversation.

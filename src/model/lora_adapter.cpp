@@ -37,6 +37,14 @@ void expect_default(const json& j, const std::string& key, const json& neutral, 
 
 }  // namespace
 
+void check_lora_adapter_name(std::string_view name, std::string_view option) {
+  const bool ok = !name.empty() && name.size() <= 64 &&
+                  name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string_view::npos;
+  if (!ok)
+    throw_input_error("{}: adapter name '{}' must be 1-64 letters, digits and '_' (it becomes part of method names)", option,
+                      name);
+}
+
 double LoraAdapterConfig::scale() const {
   return rslora ? alpha / std::sqrt(static_cast<double>(rank)) : alpha / static_cast<double>(rank);
 }

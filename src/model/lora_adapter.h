@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/model_config.h"
@@ -25,6 +26,10 @@ struct LoraAdapterConfig {
   std::vector<std::string> target_modules;  // q_proj, v_proj, ... (the decoder's linear layers)
   double scale() const;
 };
+
+// An adapter's name (--lora_adapter NAME=DIR, --lora NAME): letters, digits and '_', as it
+// becomes part of method and QNN graph names. InputError naming `option` otherwise.
+void check_lora_adapter_name(std::string_view name, std::string_view option);
 
 LoraAdapterConfig read_lora_adapter_config(const std::filesystem::path& adapter_config_json);
 

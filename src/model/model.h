@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "model/lora_adapter.h"
 #include "model/model_config.h"
 #include "model/speech_tower.h"
 #include "model/vision_tower.h"
@@ -29,6 +30,8 @@ struct Model {
   std::shared_ptr<const VisionTower> vision;
   // A speech model's audio encoder and projector (Granite Speech); null otherwise.
   std::shared_ptr<const SpeechTower> speech;
+  // LoRA adapters kept beside the frozen weights (--lora_adapter): compiled as methods of their own.
+  std::vector<std::shared_ptr<const LoraAdapter>> lora_adapters;
 };
 
 struct LoadOptions {

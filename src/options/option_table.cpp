@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "model/lora_adapter.h"
 #include "options/quant_recipe_option.h"
 #include "target/soc.h"
 
@@ -42,6 +43,20 @@ void check_attention_sink(const OptionValue& v) {
 void check_rotation(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v); s && *s != "none" && *s != "hadamard")
     throw_input_error("--rotation '{}' is not a valid choice; valid choices: none, hadamard", *s);
+}
+// NAME=DIR, NAME of letters, digits and '_' (it names the adapter's methods).
+void check_lora_adapter(const OptionValue& v) {
+  const auto* list = std::get_if<std::vector<std::string>>(&v);
+  if (!list) return;
+  for (const std::string& s : *list) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      throw_input_error("--lora_adapter '{}': expected NAME=DIR (a PEFT adapter folder)", s);
+    check_lora_adapter_name(std::string_view(s).substr(0, eq), "--lora_adapter");
+  }
+}
+void check_lora(const OptionValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) check_lora_adapter_name(*s, "--lora");
 }
 void check_num_sharding(const OptionValue& v) {
   if (const auto* n = std::get_if<int64_t>(&v); n && *n < 1)
@@ -322,6 +337,16 @@ std::vector<OptionSpec> make_table() {
                                         {"none", "hadamard"}),
                                 "residual rotation")),
                       check_rotation));
+  t.push_back(checked(ours(note(opt("lora_adapter", T::kStringList, None,
+                                    "LoRA adapter NAME=DIR (a PEFT folder), kept beside the frozen weights as its own "
+                                    "methods of the decoder program (repeatable)",
+                                    P | C),
+                                "run-time LoRA adapters")),
+                      check_lora_adapter));
+  t.push_back(checked(ours(note(opt("lora", T::kString, None, "The compiled LoRA adapter to run (default: none, the base model)",
+                                    P | R),
+                                "run-time LoRA adapters")),
+                      check_lora));
   t.push_back(ours(note(opt("json", T::kFlag, false, "Print one JSON object on stdout", ALL), "machine-readable output")));
   t.push_back(ours(note(opt("threads", T::kInt, int64_t{0}, "Worker threads (0 = all cores)", ALL), "thread pool size")));
   t.push_back(ours(note(opt("no_verify", T::kFlag, false,

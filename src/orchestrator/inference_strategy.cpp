@@ -219,6 +219,11 @@ class Inference final : public InferenceStrategy {
         scheduler->set_attention_sink(*sink);
       }
     }
+    if (o.lora) {
+      if (!programs) throw_input_error("--lora {}: adapters run in compiled programs (compile with --lora_adapter)", *o.lora);
+      adapter_session(src, "--lora").set_adapter(*o.lora);
+      notes["lora"] = *o.lora;
+    }
     // A bar only when the text is not streamed to the same terminal.
     std::unique_ptr<ProgressBar> bar;
     TextSink sink = on_text_;
@@ -226,9 +231,7 @@ class Inference final : public InferenceStrategy {
       bar = std::make_unique<ProgressBar>("generating", g.max_new_tokens * static_cast<int64_t>(g.prompts.size()));
       sink = [&bar](std::string_view) { bar->advance(); };
     }
-    GenerationResult result =
-        in.settings.interactive ? converse(*src.session, *src.tokenizer, chat.format, g, sink, in.prompt)
-                       : generate(*src.session, *src.tokenizer, chat.format, g, sink);
+    GenerationResult result = converse(src, *src.tokenizer, chat.format, g, sink, in.prompt, in.settings.interactive);
     if (const auto* scheduler = dynamic_cast<const DecoderScheduler*>(src.session.get()))
       result.stats.evictions = scheduler->evictions();
     if (given) given->add_stats(*g.media, media_ms, result.stats);
@@ -265,19 +268,45 @@ class Inference final : public InferenceStrategy {
   }
 
  private:
-  // --chat: the given prompts, then one turn per line from the prompt source until it ends; the
-  // cache carries over, so each turn prefills only its own text.
-  GenerationResult converse(DecoderSession& session, const Tokenizer& tokenizer, ChatFormat format,
-                            const GenerationOptions& g, const TextSink& sink, const std::vector<std::string>& given) {
-    if (!next_prompt_) throw_input_error("--chat reads its prompts from a terminal: use genai run");
-    Conversation conversation(session, tokenizer, format, g);
+  // The scheduler whose adapter a switch sets: InputError naming `option` for a session of another kind.
+  static DecoderScheduler& adapter_session(SessionSource& src, std::string_view option) {
+    auto* scheduler = dynamic_cast<DecoderScheduler*>(src.session.get());
+    if (!scheduler) throw_input_error("{}: {} runs without our KV cache scheduler, which switches adapters", option, src.program);
+    return *scheduler;
+  }
+
+  // The given prompts as turns of one conversation, then (--chat) one turn per line from the
+  // prompt source until it ends; the cache carries over, so each turn prefills only its own text.
+  // A turn "/lora NAME" ("/lora none": the base model) switches the LoRA adapter instead, and
+  // the next turn starts a new conversation: the adapter changes every layer's keys and values,
+  // so nothing cached under the old one is kept, and the turns after a switch answer as a run
+  // with that adapter from the start would.
+  GenerationResult converse(SessionSource& src, const Tokenizer& tokenizer, ChatFormat format, const GenerationOptions& g,
+                            const TextSink& sink, const std::vector<std::string>& given, bool interactive) {
+    if (interactive && !next_prompt_) throw_input_error("--chat reads its prompts from a terminal: use genai run");
+    if (!interactive && given.empty()) throw_input_error("--prompt: at least one prompt is required");
+    Conversation conversation(*src.session, tokenizer, format, g);
+    size_t turns = 0;
+    constexpr std::string_view kSwitch = "/lora";
     auto turn = [&](const std::string& prompt) {
+      if (prompt.rfind(kSwitch, 0) == 0 && (prompt.size() == kSwitch.size() || prompt[kSwitch.size()] == ' ')) {
+        std::string name = prompt.substr(kSwitch.size());
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(" \t\r") + 1);
+        if (name.empty()) throw_input_error("{}: name an adapter, or none for the base model", kSwitch);
+        adapter_session(src, kSwitch).set_adapter(name == "none" ? std::nullopt : std::optional<std::string>(name));
+        conversation.start_over();
+        return;
+      }
+      if (!interactive && sink && turns > 0) sink("\n");  // between the answers of --prompt turns
       conversation.turn(prompt, sink);
-      if (sink) sink("\n");
+      ++turns;
+      if (interactive && sink) sink("\n");
     };
     for (const auto& p : given) turn(p);
-    while (const std::optional<std::string> line = next_prompt_())
-      if (line->find_first_not_of(" \t\r") != std::string::npos) turn(*line);
+    if (interactive)
+      while (const std::optional<std::string> line = next_prompt_())
+        if (line->find_first_not_of(" \t\r") != std::string::npos) turn(*line);
     return conversation.result();
   }
 

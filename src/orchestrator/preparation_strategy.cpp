@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "model/lora_adapter.h"
 #include "model/model.h"
 #include "model/residual_rotation.h"
 #include "orchestrator/builtin_strategies.h"
@@ -49,6 +50,7 @@ class ModelPreparation final : public ModelPreparationStrategy {
       rotate_residual_stream(*model);
       notes["rotation"] = "hadamard";
     }
+    if (!o.lora_adapters.empty()) read_adapters(o, *model, notes);
     // -E quantizes the token table on its own: a tied head keeps the recipe's scheme.
     if (o.embedding_quantize) untie_output_head(*model);
 
@@ -84,6 +86,30 @@ class ModelPreparation final : public ModelPreparationStrategy {
   }
 
  private:
+  // --lora_adapter NAME=DIR: each adapter read for this decoder (its errors name the file).
+  static void read_adapters(const PreparationSettings& o, Model& model, StageNotes& notes) {
+    if (o.rotation != "none")
+      throw_input_error("--lora_adapter with --rotation {}: the rotation is merged into the weights, which the adapter's "
+                        "factors were not trained on (use --rotation none)",
+                        o.rotation);
+    notes["lora_adapters"] = nlohmann::json::array();
+    for (const std::string& spec : o.lora_adapters) {
+      const auto eq = spec.find('=');
+      const std::string name = spec.substr(0, eq), dir = eq == std::string::npos ? "" : spec.substr(eq + 1);
+      check_lora_adapter_name(name, "--lora_adapter");
+      if (dir.empty()) throw_input_error("--lora_adapter '{}': expected NAME=DIR (a PEFT adapter folder)", spec);
+      for (const auto& a : model.lora_adapters)
+        if (a->name == name) throw_input_error("--lora_adapter: the name {} is given twice", name);
+      auto adapter = std::make_shared<const LoraAdapter>(read_lora_adapter(name, dir, model.config, model.weights));
+      notes["lora_adapters"].push_back({{"name", name},
+                                        {"dir", dir},
+                                        {"rank", adapter->config.rank},
+                                        {"target_modules", adapter->config.target_modules},
+                                        {"layers", adapter->layers.size()}});
+      model.lora_adapters.push_back(std::move(adapter));
+    }
+  }
+
   std::shared_ptr<const EvalQuantizationSettings> settings_;
 };
 

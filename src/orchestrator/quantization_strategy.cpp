@@ -241,6 +241,7 @@ class Quantization final : public QuantizationStrategy {
     // Image or audio features replace token embeddings.
     qo.separate_embedding = modality::takes_media(*in.model);
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
+    qo.adapters = in.model->lora_adapters;
     return qo;
   }
 

@@ -77,6 +77,7 @@ StageSettings resolve_stage_settings(const OptionValues& v) {
   p.tokenizer_file = tokenizer_file;
   p.rotation = v.get_optional_string("rotation").value_or("none");
   p.embedding_quantize = v.has_value("embedding_quantize");
+  p.lora_adapters = list_or_empty(v, "lora_adapter");
   p.calibration = calibration;
 
   pipeline::QuantizationSettings& q = s.quantization;
@@ -107,6 +108,7 @@ StageSettings resolve_stage_settings(const OptionValues& v) {
   i.lone_program = v.get_optional_string("pte");
   i.pre_gen_pte = v.get_optional_string("pre_gen_pte");
   i.interactive = v.get_flag("chat");
+  i.lora = v.get_optional_string("lora");
   i.tokenizer_file = tokenizer_file;
   i.decoder_model = decoder_model;
   i.attention_sink = options::attention_sink_values(v);

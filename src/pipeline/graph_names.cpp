@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "pipeline/adapter_graphs.h"
 #include "pipeline/encoder_programs.h"
 
 namespace genai::pipeline {
@@ -28,6 +29,7 @@ std::string_view graph_name_str(GraphName graph) {
   for (const auto& n : kNames) {
     if (n.graph == graph) return n.name;
   }
+  if (const auto adapted = adapter_graph_name(graph)) return *adapted;
   return registered_graph_name(graph).value_or("unknown");
 }
 
@@ -38,6 +40,7 @@ GraphName parse_graph_name(std::string_view name) {
     valid += (valid.empty() ? "" : ", ") + std::string(n.name);
   }
   if (const auto registered = registered_graph(name)) return *registered;
+  if (const auto adapted = adapter_graph_named(name)) return *adapted;
   for (std::string_view n : registered_graph_names()) valid += ", " + std::string(n);
   throw_input_error("unknown graph name '{}'; valid graph names: {}", name, valid);
 }

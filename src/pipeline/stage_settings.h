@@ -63,6 +63,7 @@ struct PreparationSettings {
   std::string rotation = "none";              // --rotation
   bool embedding_quantize = false;            // -E given: the token table is quantized on its own
   CalibrationSettings calibration;
+  std::vector<std::string> lora_adapters;     // --lora_adapter NAME=DIR, as given
 };
 
 struct QuantizationSettings {
@@ -119,6 +120,7 @@ struct InferenceSettings {
   std::optional<int64_t> seed;
   MediaFiles media;
   EvalRequestSettings eval;
+  std::optional<std::string> lora;  // --lora: the compiled adapter to start with
 };
 
 }  // namespace genai::pipeline

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "pipeline/adapter_graphs.h"
 
 namespace genai::quant {
 
@@ -33,6 +34,83 @@ std::vector<pipeline::InputSpec> example_inputs(const graph::Graph& g) {
   std::vector<pipeline::InputSpec> specs;
   for (auto id : g.inputs()) specs.push_back({g.value(id).name, g.value(id).type.dtype, g.value(id).type.shape});
   return specs;
+}
+
+// One graph's bundle: its program metadata and, quantized, its I/O types and the logits' (and
+// embeddings') encodings as constants.
+pipeline::GraphBundle decoder_bundle(const Model& model, const QuantizeOptions& o, const Recipe& recipe,
+                                     const std::shared_ptr<const graph::Graph>& graph,
+                                     const std::shared_ptr<const EncodingSet>& encodings) {
+  const auto& g = *graph;
+  const EncodingSet& set = *encodings;
+  pipeline::Metadata md{{"get_max_seq_len", o.max_context_len},
+                        {"get_n_layers", model.config.n_layers},
+                        {"get_vocab_size", model.config.vocab_size},
+                        {"quant_recipe", recipe.name}};
+  std::optional<pipeline::QuantIoDtypes> io;
+  if (!recipe.is_float()) {
+    io = quant_io_dtypes(g, set);
+    if (const auto* logits_out = g.find_output("logits")) {
+      const Encoding& logits = set.activations.at(g.value(logits_out->value).name);
+      md["get_logits_scale"] = static_cast<double>(logits.scale);
+      md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
+    }
+    if (g.find_input(std::string(graph::kInputsEmbeds))) {
+      const Encoding& e = set.activations.at(std::string(graph::kInputsEmbeds));
+      md["get_inputs_embeds_scale"] = static_cast<double>(e.scale);
+      md["get_inputs_embeds_zero_point"] = static_cast<int64_t>(e.zero_point);
+    }
+  }
+  return pipeline::GraphBundle(graph, example_inputs(g), md, io, {}, {}, encodings);
+}
+
+// The adapter's decoder graphs, calibrated on the base's windows through its own calibration
+// graph. What the program's methods share stays the base's: every base weight keeps the base's
+// encoding (the same object, so the lowering stores its data once), and the logits and the
+// embeddings their encodings (the program's get_logits_scale and get_inputs_embeds_scale are
+// one for all methods). The KV cache's encodings are the adapter's own: a switch of adapters
+// clears the cache.
+void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, const LoraAdapter& adapter,
+                 const QuantizeOptions& o, const CalibrationOptions& co, const std::vector<std::vector<int32_t>>& windows,
+                 const EncodingSet& base) {
+  auto adapted = std::make_shared<Model>(*model);
+  adapted->weights = *weights_with_adapter(model->weights, adapter);
+  graph::DecoderGraphOptions go;
+  go.mode = o.mode;
+  go.max_context_len = o.max_context_len;
+  go.prefill_ar_len = o.prefill_ar_len;
+  go.decode_ar_len = o.decode_ar_len;
+  go.separate_embedding = o.separate_embedding;
+  const graph::GraphMap graphs = graph::build_decoder_graphs(adapted, go);
+  std::shared_ptr<const Weights> weights(adapted, &adapted->weights);
+  const auto calib = graph::build_decoder_graph(adapted->config, weights, std::string(graph::kCalibration) + "_lora_" + adapter.name,
+                                                co.context_len, co.context_len);
+  RangeMap ranges;
+  if (!q.recipe.is_float()) {
+    log::info("calibrating LoRA adapter {} on {} window(s)", adapter.name, windows.size());
+    ranges = calibrate(*calib, windows, co.range_method, q.recipe.gptq);
+  }
+  EncodingSet derived = derive_encodings(*calib, ranges, q.recipe);
+  for (auto& [name, encoding] : derived.weights)
+    if (const auto it = base.weights.find(name); it != base.weights.end()) encoding = it->second;
+  std::vector<std::string> pinned{"embed.out", std::string(graph::kInputsEmbeds)};
+  if (const auto* logits = calib->find_output("logits")) pinned.push_back(calib->value(logits->value).name);
+  for (const auto& name : pinned)
+    if (const auto it = base.activations.find(name); it != base.activations.end() && derived.activations.count(name))
+      derived.activations[name] = it->second;
+  // The base's order: kv_forward from the calibration graph, each next graph from the one before.
+  std::shared_ptr<const EncodingSet> prev = std::make_shared<const EncodingSet>(std::move(derived));
+  for (const std::string_view base_name : {graph::kKvForward, graph::kPrefillForward, graph::kKvForwardAr1}) {
+    const auto g = graphs.find(std::string(base_name));
+    if (g == graphs.end()) continue;
+    const pipeline::GraphName graph_name = pipeline::adapter_graph(bundle_name(g->first), adapter.name);
+    auto set = std::make_shared<const EncodingSet>(reconcile_encodings(*g->second, *prev));
+    const std::string method(pipeline::graph_name_str(graph_name));
+    q.graphs[method] = g->second;
+    q.encodings[method] = set;
+    q.bundles.emplace(graph_name, decoder_bundle(*model, o, q.recipe, g->second, set));
+    prev = std::move(set);
+  }
 }
 
 }  // namespace
@@ -69,8 +147,9 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
     for (const auto& op : calib->ops()) names.push_back(calib->value(op.result).name);
     check_overrides_match(q.recipe, names);
   }
+  std::vector<std::vector<int32_t>> windows;
   if (!q.recipe.is_float()) {
-    const auto windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
+    windows = o.windows.empty() ? calibration_windows(*model, co) : o.windows;
     log::info("calibrating {} on {} window(s) of {} tokens", q.recipe.name, windows.size(), co.context_len);
     q.ranges = calibrate(*calib, windows, co.range_method, q.recipe.gptq);
   }
@@ -91,30 +170,9 @@ QuantizedModel quantize_model(std::shared_ptr<const Model> model, const Quantize
       q.encodings[name] = std::make_shared<const EncodingSet>(reconcile_encodings(*g, *source));
       order.push_back(name);
     }
-  for (const auto& name : order) {
-    const auto& g = *q.graphs.at(name);
-    const EncodingSet& set = *q.encodings.at(name);
-    pipeline::Metadata md{{"get_max_seq_len", o.max_context_len},
-                          {"get_n_layers", model->config.n_layers},
-                          {"get_vocab_size", model->config.vocab_size},
-                          {"quant_recipe", q.recipe.name}};
-    std::optional<pipeline::QuantIoDtypes> io;
-    if (!q.recipe.is_float()) {
-      io = quant_io_dtypes(g, set);
-      if (const auto* logits_out = g.find_output("logits")) {
-        const Encoding& logits = set.activations.at(g.value(logits_out->value).name);
-        md["get_logits_scale"] = static_cast<double>(logits.scale);
-        md["get_logits_zero_point"] = static_cast<int64_t>(logits.zero_point);
-      }
-      if (g.find_input(std::string(graph::kInputsEmbeds))) {
-        const Encoding& e = set.activations.at(std::string(graph::kInputsEmbeds));
-        md["get_inputs_embeds_scale"] = static_cast<double>(e.scale);
-        md["get_inputs_embeds_zero_point"] = static_cast<int64_t>(e.zero_point);
-      }
-    }
-    q.bundles.emplace(bundle_name(name), pipeline::GraphBundle(q.graphs.at(name), example_inputs(g), md, io, {}, {},
-                                                                        q.encodings.at(name)));
-  }
+  for (const auto& name : order)
+    q.bundles.emplace(bundle_name(name), decoder_bundle(*model, o, q.recipe, q.graphs.at(name), q.encodings.at(name)));
+  for (const auto& adapter : o.adapters) add_adapter(q, model, *adapter, o, co, windows, *source);
   q.calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return q;
 }

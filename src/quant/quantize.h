@@ -9,6 +9,7 @@
 #include <string>
 
 #include "graph/decoder_graphs.h"
+#include "model/lora_adapter.h"
 #include "model/model.h"
 #include "pipeline/graph_bundle.h"
 #include "quant/calibration.h"
@@ -31,6 +32,10 @@ struct QuantizeOptions {
   // model's decoder, whose image tokens take the encoder's features). Quantized, the embeddings
   // keep the lookup's encoding (embed.out), published as get_inputs_embeds_scale / _zero_point.
   bool separate_embedding = false;
+  // LoRA adapters kept beside the frozen weights (--lora_adapter): each gets its own copy of the
+  // decoder graphs (adapter graphs, pipeline/adapter_graphs.h), calibrated on the same windows
+  // with its low-rank paths, on the base weights' encodings.
+  std::vector<std::shared_ptr<const LoraAdapter>> adapters;
 };
 
 struct QuantizedModel {

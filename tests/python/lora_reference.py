@@ -10,6 +10,8 @@ modules, run by PEFT unmerged. Writes, under OUTDIR:
   cases.json                 per family: dirs, adapters (name, rank, targets), tokens, vocab
 
 Usage: lora_reference.py OUTDIR
+       lora_reference.py --adapters MODEL_DIR OUTDIR   the two adapters for a Hugging Face folder
+                                                       (OUTDIR/<adapter>/), e.g. one genai synth wrote
 """
 import copy
 import json
@@ -18,7 +20,7 @@ import sys
 
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 N_TOKENS = 24
 VOCAB = 320
@@ -35,7 +37,25 @@ ADAPTERS = {
 }
 
 
+def save_adapter(base, index, name, out_dir):
+    rank, alpha, targets, rslora = ADAPTERS[name]
+    torch.manual_seed(index + 1)
+    adapted = get_peft_model(copy.deepcopy(base), LoraConfig(r=rank, lora_alpha=alpha, target_modules=targets,
+                                                             use_rslora=rslora, init_lora_weights=False)).eval()
+    adapted.save_pretrained(out_dir)
+    return adapted
+
+
+def adapters_for(model_dir, out):
+    base = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+    for index, name in enumerate(ADAPTERS):
+        save_adapter(base, index, name, os.path.join(out, name))
+
+
 def main():
+    if sys.argv[1] == "--adapters":
+        adapters_for(sys.argv[2], sys.argv[3])
+        return
     out = sys.argv[1]
     torch.manual_seed(0)
     tokens = [int(t) for t in torch.randint(0, VOCAB, (N_TOKENS,))]
@@ -52,11 +72,8 @@ def main():
             base.forward(ids).logits[0].numpy().astype("<f4").tofile(os.path.join(out, f"{family}.base.logits.f32"))
         adapters = []
         for name, (rank, alpha, targets, rslora) in ADAPTERS.items():
-            torch.manual_seed(len(adapters) + 1)
-            adapted = get_peft_model(copy.deepcopy(base), LoraConfig(r=rank, lora_alpha=alpha, target_modules=targets,
-                                                                     use_rslora=rslora, init_lora_weights=False)).eval()
             adapter_dir = os.path.join(out, family, name)
-            adapted.save_pretrained(adapter_dir)
+            adapted = save_adapter(base, len(adapters), name, adapter_dir)
             with torch.no_grad():
                 logits = adapted(input_ids=ids).logits[0]
             logits.numpy().astype("<f4").tofile(os.path.join(out, f"{family}.{name}.logits.f32"))

@@ -220,11 +220,12 @@ int Lowering::data_tensor(ValueId id, Role role, const graph::Op& user) {
   auto found = data_tensors_.find({id, role});
   if (found != data_tensors_.end()) return found->second;
   const graph::Value& v = g_.value(id);
-  // A weight read the same way by an earlier method of the program (same weights, role,
-  // encoding and precision) takes that method's tensor and named data as they are.
+  // A weight read the same way by an earlier method of the program (the same stored tensor, role,
+  // encoding and precision) takes that method's tensor and named data as they are: a LoRA
+  // adapter's methods, whose weights add the adapter's factors to the base's, share the base's.
   std::string shared_key;
   if (shared_ && v.kind == ValueKind::kWeight) {
-    shared_key = fmt::format("{}\n{}\n{}\n{}\n{}", v.name, static_cast<int>(role), fmt::ptr(g_.weights()),
+    shared_key = fmt::format("{}\n{}\n{}\n{}\n{}", v.name, static_cast<int>(role), g_.weights()->get(v.name).raw(),
                              fmt::ptr(weight_encoding(v.name)), fp_);
     if (const SharedWeightData::Entry* hit = shared_->find(shared_key)) {
       for (const pte::NamedData& d : hit->data) named_.emplace(d.key, d);

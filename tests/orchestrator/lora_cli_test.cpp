@@ -1,0 +1,105 @@
+// --lora_adapter end to end on two families: tiny Hugging Face folders from `genai synth`, two
+// PEFT adapters each (tests/python/lora_reference.py: rank 4 on q/v, rank 8 with rsLoRA on
+// k/o/gate/down), compiled into one program. Without --lora the program gives the tokens of a
+// compile without adapters; each adapter's tokens differ from the base's; switching adapters
+// between turns (A -> B -> none -> A) gives each run's tokens; the program stores the base's
+// data once; and the inputs the program cannot take are exit 2 naming the option or the file.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli_json.h"
+#include "support/cli_runner.h"
+
+namespace genai::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// Named data key -> size, from `genai inspect --json`.
+std::map<std::string, int64_t> named_data(const std::string& pte) {
+  const json j = run_genai_json({"inspect", pte, "--json"});
+  std::map<std::string, int64_t> out;
+  for (const auto& d : j["named_data"]) out[d["key"].get<std::string>()] = d["size"].get<int64_t>();
+  return out;
+}
+
+class LoraCli : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) {
+  TempDir dir;
+  const std::string model = dir.file("model");
+  ASSERT_EQ(run_genai({"synth", "--arch", GetParam(), "--format", "hf", "--seed", "3", "--out", model}).exit_code, 0);
+  const auto py = run_process({"python3", python_script("lora_reference.py"), "--adapters", model, dir.path()});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const std::vector<std::string> shape = {"--soc_model", "SM8650", "--enable_x86_64", "--quant_recipe", "16a8w",
+                                          "--max_seq_len", "96", "--prefill_ar_len", "16"};
+  const std::string base = dir.file("base"), adapted = dir.file("adapted");
+  ASSERT_EQ(run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", base} + shape).exit_code, 0);
+  const auto compiled = run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", adapted, "--lora_adapter",
+                                          "alpha=" + dir.file("alpha"), "--lora_adapter", "beta=" + dir.file("beta")} + shape);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+
+  const std::vector<std::string> prompt = {"--prompt", "Once upon a time", "--temperature", "0", "--max_new_tokens", "12",
+                                           "--json"};
+  auto tokens = [&](const std::string& dir_path, std::vector<std::string> extra) {
+    return run_genai_json(std::vector<std::string>{"run", "-a", dir_path} + prompt + extra)["tokens"];
+  };
+  const json plain = tokens(base, {});
+  ASSERT_EQ(plain.size(), 12u);
+  EXPECT_EQ(tokens(adapted, {}), plain);  // no adapter: the base model exactly
+  const json alpha = tokens(adapted, {"--lora", "alpha"}), beta = tokens(adapted, {"--lora", "beta"});
+  EXPECT_NE(alpha, plain);
+  EXPECT_NE(beta, plain);
+  EXPECT_NE(alpha, beta);
+
+  // A -> B -> none -> A in one process: each segment as its own run.
+  const json switched = run_genai_json({"run", "-a", adapted, "--lora", "alpha", "--prompt", "Once upon a time", "--prompt",
+                                        "/lora beta", "--prompt", "Once upon a time", "--prompt", "/lora none", "--prompt",
+                                        "Once upon a time", "--prompt", "/lora alpha", "--prompt", "Once upon a time",
+                                        "--temperature", "0", "--max_new_tokens", "12", "--json"});
+  json want = json::array();
+  for (const json* part : {&alpha, &beta, &plain, &alpha})
+    for (const auto& t : *part) want.push_back(t);
+  EXPECT_EQ(switched["tokens"], want);
+
+  // The base's data once: every named data of the base program, the same size, and the adapters'
+  // own bytes beside them.
+  const auto base_data = named_data(base + "/text_decoder.pte");
+  const auto adapted_data = named_data(adapted + "/text_decoder.pte");
+  int64_t base_bytes = 0, adapted_bytes = 0;
+  for (const auto& [key, size] : base_data) {
+    base_bytes += size;
+    ASSERT_TRUE(adapted_data.count(key)) << key;
+    EXPECT_EQ(adapted_data.at(key), size) << key;
+  }
+  for (const auto& [key, size] : adapted_data) adapted_bytes += size;
+  EXPECT_GT(adapted_bytes, base_bytes);
+  std::printf("%s: named data %lld bytes without adapters, %lld with two\n", GetParam().c_str(),
+              static_cast<long long>(base_bytes), static_cast<long long>(adapted_bytes));
+  const json manifest = run_genai_json({"inspect", adapted + "/text_decoder.pte", "--json"});
+  std::vector<std::string> methods;
+  for (const auto& m : manifest["methods"]) methods.push_back(m["name"].get<std::string>());
+  for (const char* m : {"kv_forward_lora_alpha", "prefill_forward_lora_alpha", "kv_forward_lora_beta", "prefill_forward_lora_beta"})
+    EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
+
+  // Inputs the program cannot take: exit 2 naming what is wrong.
+  const auto unknown = run_genai(std::vector<std::string>{"run", "-a", adapted, "--lora", "gamma"} + prompt);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no LoRA adapter gamma (adapters: alpha, beta)"), std::string::npos) << unknown.err;
+  const auto bad_name = run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", dir.file("x"), "--lora_adapter",
+                                          "a-b=" + dir.file("alpha")} + shape);
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_NE(bad_name.err.find("--lora_adapter"), std::string::npos) << bad_name.err;
+  const auto missing = run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", dir.file("y"), "--lora_adapter",
+                                         "a=" + dir.file("nowhere")} + shape);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find(dir.file("nowhere") + "/adapter_config.json"), std::string::npos) << missing.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, LoraCli, ::testing::Values("llama", "qwen2"));
+
+}  // namespace
+}  // namespace genai::testing
