@@ -38,5 +38,7 @@ uint64_t set_qnn_simulator_budget(uint64_t bytes);
 size_t set_qnn_simulator_processes(size_t processes);
 // Contexts loaded onto the simulator in this process so far (each reload counts).
 uint64_t qnn_simulator_context_loads();
+// Bytes of context binaries loaded in this process's simulator processes now.
+uint64_t qnn_simulator_resident_bytes();
 
 }  // namespace genai::backends

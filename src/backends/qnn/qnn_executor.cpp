@@ -70,6 +70,17 @@ class SimulatorPool {
     return record(std::move(fresh), method, bytes);
   }
 
+  uint64_t resident_bytes() {
+    std::lock_guard lock(guard_);
+    uint64_t total = 0;
+    for (const auto& w : processes_)
+      if (const auto live = w.lock()) {
+        std::lock_guard process_lock(live->mutex);
+        total += live->resident_bytes;
+      }
+    return total;
+  }
+
   void release(SharedQnnRuntime& process, std::string_view method, uint64_t bytes) {
     std::lock_guard lock(guard_);
     const auto it = process.placed.find(method);
@@ -124,9 +135,10 @@ QnnMethodGraph graph_named_after(const runtime::MethodDesc& method) {
 
 // One delegate's context on the simulator, in the process the pool placed it in. It is loaded at
 // init (a binary the simulator refuses fails the program's load) and kept loaded while that
-// process's contexts fit the simulator's budget; past it, loading one closes others (the most recently run first: a program runs its
-// delegates in a fixed cycle, in which the one just run is needed again last), and a closed
-// context is loaded again when it next runs.
+// process's contexts fit the simulator's budget; past it, loading one closes others: first those
+// of other methods, then those of its own, the most recently run first (a method runs its
+// delegates in a fixed cycle, in which the one just run is needed again last). A closed context
+// is loaded again when it next runs.
 class QnnDelegateMethod final : public runtime::DelegateMethod {
  public:
   struct Source {
@@ -193,7 +205,12 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
   void load_locked() {
     const uint64_t bytes = source_.binary.size();
     auto& r = runtime_->resident;
-    while (!r.empty() && runtime_->resident_bytes + bytes > g_simulator_budget.load()) r.back()->unload_locked();
+    // Room first from other methods' contexts, least recently run first (a decoder runs prefill,
+    // then decodes for a long time); then from this method's, most recently run first.
+    while (!r.empty() && runtime_->resident_bytes + bytes > g_simulator_budget.load()) {
+      const auto other = std::find_if(r.begin(), r.end(), [&](const QnnDelegateMethod* d) { return d->label_ != label_; });
+      (other != r.end() ? *other : r.back())->unload_locked();
+    }
     const std::span<const uint8_t> binaries[] = {source_.binary};
     try {
       session_ = runtime_->bridge.load(binaries, std::span(&source_.binding, 1), source_.provider);
@@ -288,5 +305,7 @@ uint64_t set_qnn_simulator_budget(uint64_t bytes) { return qnn::g_simulator_budg
 size_t set_qnn_simulator_processes(size_t processes) { return qnn::g_simulator_processes.exchange(processes); }
 
 uint64_t qnn_simulator_context_loads() { return qnn::g_context_loads.load(); }
+
+uint64_t qnn_simulator_resident_bytes() { return qnn::simulator_pool().resident_bytes(); }
 
 }  // namespace genai::backends

@@ -261,6 +261,36 @@ TEST_F(QnnLowering, ContextsPastTheSimulatorsBudgetAreSwappedOrSpreadAndGiveTheS
   EXPECT_EQ(spread, resident);
 }
 
+// A budget that holds one method's contexts but not both: the first decode step loads kv_forward's
+// contexts in place of prefill_forward's, and the steps after it load nothing (room comes from the
+// other method's contexts first).
+TEST_F(QnnLowering, DecodingKeepsItsContextsWhenOnlyOneMethodFits) {
+  auto args = compile_args(dir_->file("sharded"));
+  args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
+  const std::string pte = compile(args) + "/text_decoder.pte";
+  backends::register_builtin_backends();
+  const size_t previous_processes = backends::set_qnn_simulator_processes(1);
+  uint64_t total = 0;
+  {
+    auto all = make_program_session(runtime::ProgramInstance::load(pte));
+    total = backends::qnn_simulator_resident_bytes();  // both methods, two contexts each
+  }
+  ASSERT_GT(total, 0u);
+  const uint64_t previous_budget = backends::set_qnn_simulator_budget(total * 6 / 10);
+  auto session = make_program_session(runtime::ProgramInstance::load(pte));
+  const std::vector<int32_t> prompt{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19};
+  session->forward(prompt);
+  const int32_t next = 7;
+  session->forward(std::span(&next, 1));  // kv_forward's contexts come in
+  const uint64_t before = backends::qnn_simulator_context_loads();
+  for (int i = 0; i < 4; ++i) session->forward(std::span(&next, 1));
+  EXPECT_EQ(backends::qnn_simulator_context_loads() - before, 0u);
+  EXPECT_LE(backends::qnn_simulator_resident_bytes(), total * 6 / 10);
+  session.reset();
+  backends::set_qnn_simulator_budget(previous_budget);
+  backends::set_qnn_simulator_processes(previous_processes);
+}
+
 // One output of one step compared, simulator against our executor, in output steps.
 struct StepDistance {
   std::string output;
