@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 #include "core/thread_pool.h"
 #include "eval/throughput_bench.h"
 #include "llm/compiled_session.h"
+#include "llm/decoder_scheduler.h"
 #include "llm/generation_stats.h"
 #include "llm/reference_session.h"
 #include "model/model.h"
@@ -30,6 +33,7 @@ namespace {
 
 struct BenchArgs {
   std::string checkpoint, artifact;
+  std::string lora;  // a compiled LoRA adapter to run (empty: the base)
   int64_t pp = 128, tg = 128;
   int reps = 3;
   int threads = 0;
@@ -82,6 +86,23 @@ int bench_compiled(const BenchArgs& a) {
       recipe = r->get<std::string>();
   }
   model.model = fmt::format("{} {} KV {}", dir.dir.filename().string(), recipe, info.kv_io_dtype);
+  // An adapter: the time of a switch to it (its methods bound, the cache cleared), the median of
+  // five switches there and back, then the runs with it.
+  double switch_ms = 0.0;
+  if (!a.lora.empty()) {
+    auto* scheduler = dynamic_cast<DecoderScheduler*>(session.get());
+    if (!scheduler) throw_input_error("--lora {}: {} runs without our KV cache scheduler", a.lora, a.artifact);
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+      scheduler->set_adapter(std::nullopt);
+      const auto t0 = std::chrono::steady_clock::now();
+      scheduler->set_adapter(a.lora);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    switch_ms = ms[ms.size() / 2];
+    model.model += fmt::format(" LoRA {}", a.lora);
+  }
   // Where the methods run: QnnBackend programs on the QNN HTP simulator (through onnxruntime-qnn),
   // ours on the host runtime's emulation.
   const bool qnn = std::find(info.delegate_ids.begin(), info.delegate_ids.end(), "QnnBackend") != info.delegate_ids.end();
@@ -114,9 +135,12 @@ int bench_compiled(const BenchArgs& a) {
                            {"ttft_ms", ttft},
                            {"peak_rss_mb", rss},
                            {"results", rows}};
-    std::printf("%s\n", j.dump().c_str());
+    nlohmann::json out = j;
+    if (!a.lora.empty()) out.update({{"lora", a.lora}, {"lora_switch_ms", switch_ms}});
+    std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s", throughput_markdown(model, results).c_str());
+    if (!a.lora.empty()) std::printf("\nswitch to LoRA adapter %s: %.3f ms\n", a.lora.c_str(), switch_ms);
     std::printf(
         "\ntime to first token (%lld-token prompt): %.2f ms; load %.1f ms (%.1f ms with --no_verify); peak RSS %.1f "
         "MiB\n",
@@ -130,6 +154,7 @@ int bench(const BenchArgs& a) {
   if (a.artifact.empty() == a.checkpoint.empty())
     throw_input_error("genai bench needs exactly one of -a/--artifact DIR (compiled programs) and --checkpoint FILE");
   if (!a.artifact.empty()) return bench_compiled(a);
+  if (!a.lora.empty()) throw_input_error("--lora {}: adapters run in compiled programs (-a DIR)", a.lora);
   LoadOptions load;
   load.load_tokenizer = false;  // throughput needs no text
   const Model model = load_model(a.checkpoint, load);
@@ -167,6 +192,7 @@ const CommandRegistration kBench{
       auto a = std::make_shared<BenchArgs>();
       sub.add_option("-a,--artifact", a->artifact, "Artifact dir written by `genai compile` (its compiled programs)");
       sub.add_option("--checkpoint", a->checkpoint, "Model checkpoint: GGUF file, Hugging Face folder or llama2.c .bin");
+      sub.add_option("--lora", a->lora, "The compiled LoRA adapter to run (default: none, the base model)");
       sub.add_option("--pp", a->pp, "Prompt tokens processed as one batch (0 = skip)")->capture_default_str();
       sub.add_option("--tg", a->tg, "Single-token decode steps (0 = skip)")->capture_default_str();
       sub.add_option("--reps", a->reps, "Timed repetitions of each test")->capture_default_str();

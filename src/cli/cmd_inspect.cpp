@@ -15,6 +15,7 @@
 #include "backends/qnn/qnn_payload.h"
 #include "cli/command.h"
 #include "core/error.h"
+#include "model/lora_adapter.h"
 #include "pte/program_reader.h"
 #include "target/compile_spec.h"
 
@@ -192,6 +193,17 @@ json program_json(const std::string& file, const LoadedProgram& p) {
   PayloadIds ids;
   for (const auto& m : p.program.methods) methods.push_back(method_json(file, m, ids));
   j["methods"] = methods;
+  // LoRA adapters compiled beside the base (--lora_adapter): each described by a constant method.
+  json adapters = json::array();
+  for (const auto& m : p.program.methods)
+    if (m.name.rfind(kLoraAdapterConstantPrefix, 0) == 0 && m.outputs.size() == 1) {
+      const json value = constant_json(m.values[static_cast<size_t>(m.outputs[0])]);
+      json a = value.is_string() ? json::parse(value.get<std::string>(), nullptr, false) : json();
+      if (!a.is_object()) a = json::object();  // a foreign program's constant: the name alone
+      a["name"] = m.name.substr(kLoraAdapterConstantPrefix.size());
+      adapters.push_back(std::move(a));
+    }
+  j["lora_adapters"] = adapters;
   json segments = json::array();
   for (const auto& s : p.layout.segments) segments.push_back({{"offset", s.offset}, {"size", s.size}});
   j["segments"] = segments;

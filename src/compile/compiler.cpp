@@ -16,6 +16,7 @@
 #include "compile/source_checksum.h"
 #include "core/atomic_dir.h"
 #include "core/atomic_file.h"
+#include "model/lora_adapter.h"
 #include "pipeline/adapter_graphs.h"
 #include "core/chunked_digest.h"
 #include "core/error.h"
@@ -260,6 +261,16 @@ CompileResult compile_artifacts(const CompileRequest& request) {
       for (pte::Method& c : decoder_constant_methods(decode->second)) {
         names.push_back(c.name);
         program.methods.push_back(std::move(c));
+      }
+      // Each LoRA adapter's description, from its decode method's metadata.
+      for (const auto& [graph, bundle] : request.graphs) {
+        const auto adapted = pipeline::adapter_graph_of(graph);
+        if (!adapted || adapted->base != pipeline::GraphName::kKvForward) continue;
+        for (pte::Method& c : metadata_constant_methods(bundle))
+          if (c.name.rfind(kLoraAdapterConstantPrefix, 0) == 0) {
+            names.push_back(c.name);
+            program.methods.push_back(std::move(c));
+          }
       }
     } else if (pipeline::is_encoder_program(key)) {
       // An encoder's program holds its one graph; its metadata become its constant methods.

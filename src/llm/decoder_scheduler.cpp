@@ -312,6 +312,7 @@ int64_t DecoderScheduler::max_context() const {
 }
 
 void DecoderScheduler::set_attention_sink(const AttentionSinkOptions& options, KeyRerotation rerotation) {
+  if (adapter_) refuse_sink_with_adapter(*adapter_);
   if (rerotation.n_layers() != n_layers_)
     throw_failure("internal: key rerotation for {} layers, {} cached", rerotation.n_layers(), n_layers_);
   for (const Binding* b : {kv_.get(), prefill_.get()}) {
@@ -355,7 +356,16 @@ std::vector<std::string> DecoderScheduler::adapters() const {
   return out;
 }
 
+// The sink re-rotates cached keys with the encodings of the program's constants, which are the base
+// methods' (an adapter's KV cache has its own).
+void DecoderScheduler::refuse_sink_with_adapter(const std::string& adapter) const {
+  throw_input_error("{}: --use_attention_sink with LoRA adapter {}: the sink re-rotates keys with the base model's "
+                    "KV encodings, not the adapter's (run the adapter without the sink)",
+                    origin_, adapter);
+}
+
 void DecoderScheduler::set_adapter(const std::optional<std::string>& adapter) {
+  if (adapter && sink_) refuse_sink_with_adapter(*adapter);
   const std::string suffix = adapter ? std::string(pipeline::kLoraInfix) + *adapter : std::string();
   const std::string kv = std::string(graph::kKvForward) + suffix;
   if (!runner_->has_method(kv)) {

@@ -73,7 +73,8 @@ class DecoderScheduler : public TreeDecoderSession {
   std::vector<std::string> adapters() const;
   // Runs the adapter's methods from now on (nullopt: the base's), and clears the KV cache: an
   // adapter changes every layer's keys and values. InputError naming the valid adapters for a
-  // name the runner has no methods for.
+  // name the runner has no methods for, and with an attention sink (its key re-rotation uses the
+  // base methods' KV encodings).
   void set_adapter(const std::optional<std::string>& adapter);
   const std::optional<std::string>& adapter() const { return adapter_; }
 
@@ -99,6 +100,7 @@ class DecoderScheduler : public TreeDecoderSession {
   void check_ids(std::span<const int32_t> tokens) const;
   // The AR length of the layout with the longest cache (the smallest of the methods').
   int64_t longest_cache_ar() const;
+  [[noreturn]] void refuse_sink_with_adapter(const std::string& adapter) const;
   // With an attention sink: evicts until `take` new entries fit the cache of a method of AR `ar`.
   void make_room(int64_t ar, int64_t take);
 

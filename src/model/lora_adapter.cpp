@@ -135,6 +135,18 @@ LoraAdapter read_lora_adapter(std::string name, const std::filesystem::path& dir
   return adapter;
 }
 
+std::string lora_adapter_constant(std::string_view name) { return std::string(kLoraAdapterConstantPrefix) + std::string(name); }
+
+std::string lora_adapter_description(const LoraAdapter& adapter) {
+  const LoraAdapterConfig& c = adapter.config;
+  return json{{"rank", c.rank},
+              {"alpha", c.alpha},
+              {"rslora", c.rslora},
+              {"target_modules", c.target_modules},
+              {"layers", adapter.layers.size()}}
+      .dump();
+}
+
 std::shared_ptr<const Weights> weights_with_adapter(const Weights& base, const LoraAdapter& adapter) {
   auto weights = std::make_shared<Weights>(base);  // tensors share their storage: views stay views
   const auto scale = static_cast<float>(adapter.config.scale());

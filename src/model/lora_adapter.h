@@ -43,6 +43,9 @@ struct LoraAdapter {
   std::filesystem::path dir;
   LoraAdapterConfig config;
   std::map<std::string, LoraFactors> layers;  // canonical weight name -> its factors
+  // Token windows of the adapter's own calibration text (--lora_calib_samples); empty: it is
+  // calibrated on the base model's windows.
+  std::vector<std::vector<int32_t>> calibration_windows;
 };
 
 // Reads the adapter in `dir` for the decoder of `config` whose weights are `weights`: InputError
@@ -55,6 +58,12 @@ LoraAdapter read_lora_adapter(std::string name, const std::filesystem::path& dir
 // their layer's weight, B scaled: the weights of the adapter's decoder graphs, in which each
 // adapted linear layer gains the low-rank path.
 std::shared_ptr<const Weights> weights_with_adapter(const Weights& base, const LoraAdapter& adapter);
+
+// The constant method a program describes an adapter by, "get_lora_adapter_<name>", and its
+// value: JSON {"rank", "alpha", "rslora", "target_modules", "layers"}.
+std::string lora_adapter_constant(std::string_view name);
+inline constexpr std::string_view kLoraAdapterConstantPrefix = "get_lora_adapter_";
+std::string lora_adapter_description(const LoraAdapter& adapter);
 
 // Merges the adapter in `dir` into the decoder weights of `config` (canonical names), with
 // read_lora_adapter's errors. Returns the number of layers merged.

@@ -55,6 +55,16 @@ void check_lora_adapter(const OptionValue& v) {
     check_lora_adapter_name(std::string_view(s).substr(0, eq), "--lora_adapter");
   }
 }
+void check_lora_calib_samples(const OptionValue& v) {
+  const auto* list = std::get_if<std::vector<std::string>>(&v);
+  if (!list) return;
+  for (const std::string& s : *list) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      throw_input_error("--lora_calib_samples '{}': expected NAME=FILE (an adapter's calibration text)", s);
+    check_lora_adapter_name(std::string_view(s).substr(0, eq), "--lora_calib_samples");
+  }
+}
 void check_lora(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) check_lora_adapter_name(*s, "--lora");
 }
@@ -343,6 +353,12 @@ std::vector<OptionSpec> make_table() {
                                     P | C),
                                 "run-time LoRA adapters")),
                       check_lora_adapter));
+  t.push_back(checked(ours(note(opt("lora_calib_samples", T::kStringList, None,
+                                    "An adapter's own calibration text NAME=FILE (as --calib_samples; default: the "
+                                    "base model's), repeatable",
+                                    P | C),
+                                "run-time LoRA adapters")),
+                      check_lora_calib_samples));
   t.push_back(checked(ours(note(opt("lora", T::kString, None, "The compiled LoRA adapter to run (default: none, the base model)",
                                     P | R),
                                 "run-time LoRA adapters")),

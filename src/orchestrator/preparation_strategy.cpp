@@ -1,6 +1,7 @@
 // model_preparation: the checkpoint (--checkpoint, or the model name when it is a path), its
 // tokenizer (--tokenizer_model / --tokenizer_bin override), the --decoder_model lookup, the chat
 // template, and the calibration text when quantization follows.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -64,6 +65,7 @@ class ModelPreparation final : public ModelPreparationStrategy {
       const quant::CalibrationOptions co =
           settings_ && settings_->quantize ? settings_->quantize->calibration : calibration_options(o.calibration);
       out.calibration_data = quant::calibration_windows(*model, co);
+      if (!o.lora_calib_samples.empty()) calibrate_adapters_on_their_text(o, co, *model, notes);
       notes["calibration_windows"] = out.calibration_data->size();
       notes["calibration_tokens"] = co.context_len;
       notes["calibration_source"] = co.sample_files.empty() ? "built-in text" : "--calib_samples";
@@ -107,6 +109,27 @@ class ModelPreparation final : public ModelPreparationStrategy {
                                         {"target_modules", adapter->config.target_modules},
                                         {"layers", adapter->layers.size()}});
       model.lora_adapters.push_back(std::move(adapter));
+    }
+  }
+
+  // --lora_calib_samples NAME=FILE: the adapter's windows of its own text, cut as the base's are.
+  static void calibrate_adapters_on_their_text(const PreparationSettings& o, const quant::CalibrationOptions& base,
+                                               Model& model, StageNotes& notes) {
+    for (const std::string& spec : o.lora_calib_samples) {
+      const auto eq = spec.find('=');
+      const std::string name = spec.substr(0, eq), file = eq == std::string::npos ? "" : spec.substr(eq + 1);
+      auto it = std::find_if(model.lora_adapters.begin(), model.lora_adapters.end(),
+                             [&](const auto& a) { return a->name == name; });
+      if (it == model.lora_adapters.end())
+        throw_input_error("--lora_calib_samples {}: no --lora_adapter is named {}", spec, name);
+      if (!(*it)->calibration_windows.empty()) throw_input_error("--lora_calib_samples: adapter {} is given twice", name);
+      quant::CalibrationOptions co = base;
+      co.sample_files = {file};
+      auto adapter = std::make_shared<LoraAdapter>(**it);
+      adapter->calibration_windows = quant::calibration_windows(model, co);
+      for (auto& a : notes["lora_adapters"])
+        if (a["name"] == name) a["calibration_windows"] = adapter->calibration_windows.size();
+      *it = std::move(adapter);
     }
   }
 

@@ -78,6 +78,7 @@ StageSettings resolve_stage_settings(const OptionValues& v) {
   p.rotation = v.get_optional_string("rotation").value_or("none");
   p.embedding_quantize = v.has_value("embedding_quantize");
   p.lora_adapters = list_or_empty(v, "lora_adapter");
+  p.lora_calib_samples = list_or_empty(v, "lora_calib_samples");
   p.calibration = calibration;
 
   pipeline::QuantizationSettings& q = s.quantization;

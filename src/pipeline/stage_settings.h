@@ -64,6 +64,7 @@ struct PreparationSettings {
   bool embedding_quantize = false;            // -E given: the token table is quantized on its own
   CalibrationSettings calibration;
   std::vector<std::string> lora_adapters;     // --lora_adapter NAME=DIR, as given
+  std::vector<std::string> lora_calib_samples;  // --lora_calib_samples NAME=FILE, as given
 };
 
 struct QuantizationSettings {

@@ -40,13 +40,13 @@ std::vector<pipeline::InputSpec> example_inputs(const graph::Graph& g) {
 // embeddings') encodings as constants.
 pipeline::GraphBundle decoder_bundle(const Model& model, const QuantizeOptions& o, const Recipe& recipe,
                                      const std::shared_ptr<const graph::Graph>& graph,
-                                     const std::shared_ptr<const EncodingSet>& encodings) {
+                                     const std::shared_ptr<const EncodingSet>& encodings, pipeline::Metadata md = {}) {
   const auto& g = *graph;
   const EncodingSet& set = *encodings;
-  pipeline::Metadata md{{"get_max_seq_len", o.max_context_len},
-                        {"get_n_layers", model.config.n_layers},
-                        {"get_vocab_size", model.config.vocab_size},
-                        {"quant_recipe", recipe.name}};
+  md.insert({{"get_max_seq_len", o.max_context_len},
+             {"get_n_layers", model.config.n_layers},
+             {"get_vocab_size", model.config.vocab_size},
+             {"quant_recipe", recipe.name}});
   std::optional<pipeline::QuantIoDtypes> io;
   if (!recipe.is_float()) {
     io = quant_io_dtypes(g, set);
@@ -64,8 +64,8 @@ pipeline::GraphBundle decoder_bundle(const Model& model, const QuantizeOptions& 
   return pipeline::GraphBundle(graph, example_inputs(g), md, io, {}, {}, encodings);
 }
 
-// The adapter's decoder graphs, calibrated on the base's windows through its own calibration
-// graph. What the program's methods share stays the base's: every base weight keeps the base's
+// The adapter's decoder graphs, calibrated through their own calibration graph on the adapter's
+// windows (or the base's). What the program's methods share stays the base's: every base weight keeps the base's
 // encoding (the same object, so the lowering stores its data once), and the logits and the
 // embeddings their encodings (the program's get_logits_scale and get_inputs_embeds_scale are
 // one for all methods). The KV cache's encodings are the adapter's own: a switch of adapters
@@ -87,8 +87,11 @@ void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, c
                                                 co.context_len, co.context_len);
   RangeMap ranges;
   if (!q.recipe.is_float()) {
-    log::info("calibrating LoRA adapter {} on {} window(s)", adapter.name, windows.size());
-    ranges = calibrate(*calib, windows, co.range_method, q.recipe.gptq);
+    // Its own text's windows (--lora_calib_samples), else the base's; both cut to the same length.
+    const auto& own = adapter.calibration_windows.empty() ? windows : adapter.calibration_windows;
+    log::info("calibrating LoRA adapter {} on {} window(s){}", adapter.name, own.size(),
+              adapter.calibration_windows.empty() ? "" : " of its own text");
+    ranges = calibrate(*calib, own, co.range_method, q.recipe.gptq);
   }
   EncodingSet derived = derive_encodings(*calib, ranges, q.recipe);
   for (auto& [name, encoding] : derived.weights)
@@ -108,7 +111,10 @@ void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, c
     const std::string method(pipeline::graph_name_str(graph_name));
     q.graphs[method] = g->second;
     q.encodings[method] = set;
-    q.bundles.emplace(graph_name, decoder_bundle(*model, o, q.recipe, g->second, set));
+    // The program describes each adapter by a constant of its decode method (genai inspect lists them).
+    pipeline::Metadata md;
+    if (base_name == graph::kKvForward) md[lora_adapter_constant(adapter.name)] = lora_adapter_description(adapter);
+    q.bundles.emplace(graph_name, decoder_bundle(*model, o, q.recipe, g->second, set, std::move(md)));
     prev = std::move(set);
   }
 }

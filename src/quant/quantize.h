@@ -33,8 +33,9 @@ struct QuantizeOptions {
   // keep the lookup's encoding (embed.out), published as get_inputs_embeds_scale / _zero_point.
   bool separate_embedding = false;
   // LoRA adapters kept beside the frozen weights (--lora_adapter): each gets its own copy of the
-  // decoder graphs (adapter graphs, pipeline/adapter_graphs.h), calibrated on the same windows
-  // with its low-rank paths, on the base weights' encodings.
+  // decoder graphs (adapter graphs, pipeline/adapter_graphs.h) with its low-rank paths,
+  // calibrated on its own windows (LoraAdapter::calibration_windows, of the same length) or these,
+  // on the base weights' encodings.
   std::vector<std::shared_ptr<const LoraAdapter>> adapters;
 };
 

@@ -113,7 +113,7 @@ const std::set<std::string> kOurs = {"quant_recipe", "quant_block_size", "json",
                                      "no_verify", "pte", "tokenizer", "quant_override", "quant_recipe_file",
                                      "seq_mse_candidates", "rotation", "gptq", "chat", "calib_len",
                                      "calib_max_windows", "calib_range", "eval_max_tokens", "eval_on", "gen_tokens",
-                                     "qdq", "per_layer", "report", "num_sharding", "lora_adapter", "lora"};
+                                     "qdq", "per_layer", "report", "num_sharding", "lora_adapter", "lora_calib_samples", "lora"};
 
 // Deliberate differences (also listed in docs/options.md):
 // - decoder_model and prompt are required upstream; natively the checkpoint identifies the

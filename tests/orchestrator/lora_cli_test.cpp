@@ -6,12 +6,14 @@
 // data once; and the inputs the program cannot take are exit 2 naming the option or the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "support/cli_json.h"
 #include "support/cli_runner.h"
+#include "support/file_helpers.h"
 
 namespace genai::testing {
 namespace {
@@ -85,7 +87,50 @@ TEST_P(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) {
   for (const char* m : {"kv_forward_lora_alpha", "prefill_forward_lora_alpha", "kv_forward_lora_beta", "prefill_forward_lora_beta"})
     EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
 
+  // inspect lists the adapters: names, ranks, target modules.
+  const json listed = manifest["lora_adapters"];
+  ASSERT_EQ(listed.size(), 2u) << manifest.dump();
+  auto modules = [](const json& a) {
+    auto m = a["target_modules"].get<std::vector<std::string>>();
+    std::sort(m.begin(), m.end());
+    return m;
+  };
+  EXPECT_EQ(listed[0]["name"], "alpha");
+  EXPECT_EQ(listed[0]["rank"], 4);
+  EXPECT_EQ(modules(listed[0]), (std::vector<std::string>{"q_proj", "v_proj"}));
+  EXPECT_EQ(listed[1]["name"], "beta");
+  EXPECT_EQ(listed[1]["rank"], 8);
+  EXPECT_EQ(modules(listed[1]), (std::vector<std::string>{"down_proj", "gate_proj", "k_proj", "o_proj"}));
+  EXPECT_EQ(listed[1]["rslora"], true);
+
+  // bench runs an adapter and reports the cost of a switch.
+  const json bench = run_genai_json({"bench", "-a", adapted, "--lora", "beta", "--pp", "8", "--tg", "4", "--reps", "1", "--json"});
+  EXPECT_EQ(bench["lora"], "beta");
+  EXPECT_GE(bench["lora_switch_ms"].get<double>(), 0.0);
+
+  // An adapter calibrated on its own text: its methods change, the other's and the base's do not.
+  const std::string text = dir.file("alpha_calibration.txt");
+  write_file(text, "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs. "
+                   "How vexingly quick daft zebras jump! Sphinx of black quartz, judge my vow.");
+  const std::string own = dir.file("own");
+  const auto own_compile = run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", own, "--lora_adapter",
+                                                              "alpha=" + dir.file("alpha"), "--lora_adapter",
+                                                              "beta=" + dir.file("beta"), "--lora_calib_samples",
+                                                              "alpha=" + text} +
+                                     shape);
+  ASSERT_EQ(own_compile.exit_code, 0) << own_compile.err;
+  EXPECT_EQ(tokens(own, {}), plain);
+  EXPECT_EQ(tokens(own, {"--lora", "beta"}), beta);
+  EXPECT_EQ(named_data(own + "/text_decoder.pte"), adapted_data);  // the same weights
+  EXPECT_NE(read_text(own + "/text_decoder.pte"), read_text(adapted + "/text_decoder.pte"));  // alpha's encodings
+
   // Inputs the program cannot take: exit 2 naming what is wrong.
+  const auto no_such = run_genai(std::vector<std::string>{"compile", "--checkpoint", model, "-a", dir.file("z"),
+                                                          "--lora_adapter", "alpha=" + dir.file("alpha"),
+                                                          "--lora_calib_samples", "gamma=" + text} +
+                                 shape);
+  EXPECT_EQ(no_such.exit_code, 2);
+  EXPECT_NE(no_such.err.find("no --lora_adapter is named gamma"), std::string::npos) << no_such.err;
   const auto unknown = run_genai(std::vector<std::string>{"run", "-a", adapted, "--lora", "gamma"} + prompt);
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("no LoRA adapter gamma (adapters: alpha, beta)"), std::string::npos) << unknown.err;
