@@ -52,7 +52,7 @@ double LoraAdapterConfig::scale() const {
 LoraAdapterConfig read_lora_adapter_config(const std::filesystem::path& path) {
   const std::string file = path.string();
   if (!std::filesystem::exists(path))
-    throw_input_error("{}: missing (config.json has has_lora_adapter = true: the adapter's settings)", file);
+    throw_input_error("{}: missing (a PEFT LoRA adapter's settings, beside adapter_model.safetensors)", file);
   const json j = read_hf_config_json(path);
   if (j.value("peft_type", std::string()) != "LORA")
     throw_input_error("{}: peft_type {} is not handled (valid: LORA)", file, j.contains("peft_type") ? j["peft_type"].dump() : "(absent)");

@@ -37,7 +37,8 @@ struct MethodDesc {
   // The method's signature in order: dtype and shape of each tensor, its name when the .pte
   // records one (a tensor's fully qualified name), else empty.
   std::vector<IoDesc> inputs, outputs;
-  std::string label;  // names the method in messages: "<file>: method <name>"
+  std::string label;  // names the call in messages: "<file>: method <name>" (+ " (delegate call k)")
+  std::string method_label;  // "<file>: method <name>", the same for every delegate call of the method
   // The delegate call's place in a method of several (a layer shard, --num_sharding); -1: the
   // method's only call.
   int64_t shard = -1;

@@ -272,6 +272,7 @@ std::unique_ptr<ProgramInstance> ProgramInstance::load(const std::filesystem::pa
     MethodDesc desc;
     desc.name = m.name;
     desc.label = label;
+    desc.method_label = label;
     // The delegate sees its arguments in the call's order.
     desc.inputs = declared_signature(label, "input", m, call_inputs);
     desc.outputs = declared_signature(label, "output", m, call_outputs);
@@ -421,6 +422,7 @@ std::optional<ProgramInstance::MethodSlot> ProgramInstance::load_chain(const pte
     MethodDesc desc;
     desc.name = m.name;
     desc.label = fmt::format("{} (delegate call {})", label, k);
+    desc.method_label = label;
     desc.shard = static_cast<int64_t>(k);
     desc.inputs = declared_signature(desc.label, "input", m, ins);
     desc.outputs = declared_signature(desc.label, "output", m, outs);

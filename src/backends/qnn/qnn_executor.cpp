@@ -149,25 +149,27 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
     std::string record_key;
   };
 
-  // `label` names the method (file and method) in messages and groups its contexts in the pool.
-  QnnDelegateMethod(Source source, QnnMethodGraph graph, std::string label)
-      : runtime_(simulator_pool().place(label, source.binary.size())),
+  // `label` names the call in messages; `method` (its method's label, the same for every delegate
+  // call of a sharded method) groups the method's contexts in the pool and for eviction.
+  QnnDelegateMethod(Source source, QnnMethodGraph graph, std::string label, std::string method)
+      : runtime_(simulator_pool().place(method, source.binary.size())),
         source_(std::move(source)),
         graph_(std::move(graph)),
-        label_(std::move(label)) {
+        label_(std::move(label)),
+        method_(std::move(method)) {
     for (const auto& io : graph_.inputs) inputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
     for (const auto& io : graph_.outputs) outputs_.push_back({io.name, io.qnn.dtype, io.qnn.shape});
     try {
       std::lock_guard lock(runtime_->mutex);
       load_locked();
     } catch (...) {
-      simulator_pool().release(*runtime_, label_, source_.binary.size());
+      simulator_pool().release(*runtime_, method_, source_.binary.size());
       throw;
     }
   }
   ~QnnDelegateMethod() override {
     try {
-      simulator_pool().release(*runtime_, label_, source_.binary.size());
+      simulator_pool().release(*runtime_, method_, source_.binary.size());
       std::lock_guard lock(runtime_->mutex);
       unload_locked();
     } catch (...) {
@@ -208,7 +210,7 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
     // Room first from other methods' contexts, least recently run first (a decoder runs prefill,
     // then decodes for a long time); then from this method's, most recently run first.
     while (!r.empty() && runtime_->resident_bytes + bytes > g_simulator_budget.load()) {
-      const auto other = std::find_if(r.begin(), r.end(), [&](const QnnDelegateMethod* d) { return d->label_ != label_; });
+      const auto other = std::find_if(r.begin(), r.end(), [&](const QnnDelegateMethod* d) { return d->method_ != method_; });
       (other != r.end() ? *other : r.back())->unload_locked();
     }
     const std::span<const uint8_t> binaries[] = {source_.binary};
@@ -246,6 +248,7 @@ class QnnDelegateMethod final : public runtime::DelegateMethod {
   std::optional<QnnSessionId> session_;
   QnnMethodGraph graph_;
   std::string label_;
+  std::string method_;
   std::vector<runtime::IoDesc> inputs_, outputs_;
 };
 
@@ -288,7 +291,8 @@ class QnnExecutor final : public runtime::BackendExecutor {
     binding.bind = recorded ? QnnMethodBinding::Bind::kByName : QnnMethodBinding::Bind::kByPosition;
     for (const auto& io : graph.inputs) binding.inputs.push_back(io.qnn);
     for (const auto& io : graph.outputs) binding.outputs.push_back(io.qnn);
-    return std::make_unique<QnnDelegateMethod>(std::move(source), std::move(graph), std::string(label));
+    return std::make_unique<QnnDelegateMethod>(std::move(source), std::move(graph), std::string(label),
+                                               method.method_label.empty() ? label : method.method_label);
   }
 };
 

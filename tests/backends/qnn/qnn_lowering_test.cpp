@@ -291,6 +291,34 @@ TEST_F(QnnLowering, DecodingKeepsItsContextsWhenOnlyOneMethodFits) {
   backends::set_qnn_simulator_processes(previous_processes);
 }
 
+// A process that holds one shard's context but not two: the pool puts each shard of a method in a
+// process of its own (it counts a method's contexts, every delegate call of it together), so after
+// the first decode step no context is loaded again.
+TEST_F(QnnLowering, ShardsOfOneMethodAreSpreadOverProcesses) {
+  auto args = compile_args(dir_->file("sharded"));
+  args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
+  const std::string pte = compile(args) + "/text_decoder.pte";
+  backends::register_builtin_backends();
+  const size_t previous_processes = backends::set_qnn_simulator_processes(2);
+  uint64_t total = 0;
+  {
+    auto all = make_program_session(runtime::ProgramInstance::load(pte));
+    total = backends::qnn_simulator_resident_bytes();  // 2 methods x 2 shards of about equal size
+  }
+  const uint64_t previous_budget = backends::set_qnn_simulator_budget(total * 3 / 10);
+  auto session = make_program_session(runtime::ProgramInstance::load(pte));
+  const std::vector<int32_t> prompt{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19};
+  session->forward(prompt);
+  const int32_t next = 7;
+  session->forward(std::span(&next, 1));
+  const uint64_t before = backends::qnn_simulator_context_loads();
+  for (int i = 0; i < 4; ++i) session->forward(std::span(&next, 1));
+  EXPECT_EQ(backends::qnn_simulator_context_loads() - before, 0u);
+  session.reset();
+  backends::set_qnn_simulator_budget(previous_budget);
+  backends::set_qnn_simulator_processes(previous_processes);
+}
+
 // One output of one step compared, simulator against our executor, in output steps.
 struct StepDistance {
   std::string output;
