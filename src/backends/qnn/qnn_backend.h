@@ -27,8 +27,8 @@ std::unique_ptr<runtime::BackendExecutor> make_qnn_executor();
 // budget of one method's; past that, a process closes contexts and loads them again when they
 // next run (slower, never refused).
 inline constexpr uint64_t kQnnSimulatorResidentBytes = uint64_t{3} << 30;
-// Four processes hold 12 GiB of contexts: a 3.8B decoder's two methods at 8 bits (with the swap
-// of the method not running), in about the memory this 23 GiB machine has beside them.
+// phi-4-mini's 8-shard program (a method's contexts: 3.86 GB, one of them 1.48 GB) takes two;
+// four leave room for a method twice that size within this 23 GiB machine.
 inline constexpr size_t kQnnSimulatorProcesses = 4;
 // Sets the budget for this process; returns the previous one. Tests make it small to swap
 // contexts on tiny programs.
