@@ -44,26 +44,20 @@ void check_rotation(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v); s && *s != "none" && *s != "hadamard")
     throw_input_error("--rotation '{}' is not a valid choice; valid choices: none, hadamard", *s);
 }
-// NAME=DIR, NAME of letters, digits and '_' (it names the adapter's methods).
-void check_lora_adapter(const OptionValue& v) {
+// Each item NAME=VALUE with NAME an adapter's name (letters, digits and '_': it names methods).
+void check_adapter_pairs(const OptionValue& v, std::string_view option, std::string_view expected) {
   const auto* list = std::get_if<std::vector<std::string>>(&v);
   if (!list) return;
   for (const std::string& s : *list) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      throw_input_error("--lora_adapter '{}': expected NAME=DIR (a PEFT adapter folder)", s);
-    check_lora_adapter_name(std::string_view(s).substr(0, eq), "--lora_adapter");
+      throw_input_error("{} '{}': expected {}", option, s, expected);
+    check_lora_adapter_name(std::string_view(s).substr(0, eq), option);
   }
 }
+void check_lora_adapter(const OptionValue& v) { check_adapter_pairs(v, "--lora_adapter", "NAME=DIR (a PEFT adapter folder)"); }
 void check_lora_calib_samples(const OptionValue& v) {
-  const auto* list = std::get_if<std::vector<std::string>>(&v);
-  if (!list) return;
-  for (const std::string& s : *list) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      throw_input_error("--lora_calib_samples '{}': expected NAME=FILE (an adapter's calibration text)", s);
-    check_lora_adapter_name(std::string_view(s).substr(0, eq), "--lora_calib_samples");
-  }
+  check_adapter_pairs(v, "--lora_calib_samples", "NAME=FILE (an adapter's calibration text)");
 }
 void check_lora(const OptionValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) check_lora_adapter_name(*s, "--lora");

@@ -36,6 +36,16 @@ std::vector<pipeline::InputSpec> example_inputs(const graph::Graph& g) {
   return specs;
 }
 
+graph::DecoderGraphOptions decoder_graph_options(const QuantizeOptions& o) {
+  graph::DecoderGraphOptions go;
+  go.mode = o.mode;
+  go.max_context_len = o.max_context_len;
+  go.prefill_ar_len = o.prefill_ar_len;
+  go.decode_ar_len = o.decode_ar_len;
+  go.separate_embedding = o.separate_embedding;
+  return go;
+}
+
 // One graph's bundle: its program metadata and, quantized, its I/O types and the logits' (and
 // embeddings') encodings as constants.
 pipeline::GraphBundle decoder_bundle(const Model& model, const QuantizeOptions& o, const Recipe& recipe,
@@ -75,13 +85,7 @@ void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, c
                  const EncodingSet& base) {
   auto adapted = std::make_shared<Model>(*model);
   adapted->weights = *weights_with_adapter(model->weights, adapter);
-  graph::DecoderGraphOptions go;
-  go.mode = o.mode;
-  go.max_context_len = o.max_context_len;
-  go.prefill_ar_len = o.prefill_ar_len;
-  go.decode_ar_len = o.decode_ar_len;
-  go.separate_embedding = o.separate_embedding;
-  const graph::GraphMap graphs = graph::build_decoder_graphs(adapted, go);
+  const graph::GraphMap graphs = graph::build_decoder_graphs(adapted, decoder_graph_options(o));
   std::shared_ptr<const Weights> weights(adapted, &adapted->weights);
   const auto calib = graph::build_decoder_graph(adapted->config, weights, std::string(graph::kCalibration) + "_lora_" + adapter.name,
                                                 co.context_len, co.context_len);
@@ -123,15 +127,9 @@ void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, c
 
 QuantizedModel quantize_model(std::shared_ptr<const Model> model, const QuantizeOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  graph::DecoderGraphOptions go;
-  go.mode = o.mode;
-  go.max_context_len = o.max_context_len;
-  go.prefill_ar_len = o.prefill_ar_len;
-  go.decode_ar_len = o.decode_ar_len;
-  go.separate_embedding = o.separate_embedding;
   QuantizedModel q;
   q.recipe = fit_recipe_to_model(o.recipe, model->config);
-  q.graphs = graph::build_decoder_graphs(model, go);
+  q.graphs = graph::build_decoder_graphs(model, decoder_graph_options(o));
 
   // The calibration graph: full-autoregressive over a calibration window, which may be shorter
   // than the deployed context (encodings are per tensor name, not per shape).

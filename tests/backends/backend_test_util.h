@@ -15,6 +15,7 @@
 #include "compile/backend.h"
 #include "core/half.h"
 #include "graph/decoder_graphs.h"
+#include "model/lora_adapter.h"
 #include "model/model.h"
 #include "quant/encoding.h"
 #include "quant/qdq_executor.h"
@@ -45,8 +46,10 @@ inline std::shared_ptr<const Model> block_friendly_model(uint32_t seed = 11, boo
 // calibration: tokens per calibration window (0: the context).
 inline quant::QuantizedModel quantize(std::shared_ptr<const Model> model, const quant::Recipe& recipe,
                                       graph::ModelMode mode, int64_t context = 32, int64_t prefill = 8,
-                                      int64_t calibration = 0) {
+                                      int64_t calibration = 0,
+                                      std::vector<std::shared_ptr<const LoraAdapter>> adapters = {}) {
   quant::QuantizeOptions o;
+  o.adapters = std::move(adapters);
   o.mode = mode;
   o.max_context_len = context;
   o.prefill_ar_len = prefill;
@@ -219,6 +222,37 @@ inline Codes output_codes(const graph::Graph& g, const quant::EncodingSet& set, 
     c.reference.push_back(quant::quantize_value(reference.data<float>()[i], e));
   }
   return c;
+}
+
+// Max |program - reference| over every output code of `name`, for `calls` random calls.
+inline int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& name, bool shared, int calls,
+                            int64_t* compared, compile::KvFusion fusion = compile::KvFusion::kEightBit) {
+  backends::register_builtin_backends();
+  const compile::Backend* htp = compile::find_backend("htp");
+  const auto& bundle = q.bundles.at(pipeline::parse_graph_name(name));
+  auto l = lower_and_init(*htp, name, bundle,
+                          target_for("SM8650", shared, false, target::BackendType::kHtpBackend, fusion));
+  quant::QdqExecutor qdq(q.graphs, q.encodings);
+  const graph::Graph& g = *q.graphs.at(name);
+  const quant::EncodingSet& set = *q.encodings.at(name);
+  const int64_t cache = g.find_input("k_cache_0") ? g.find_input("k_cache_0")->type.shape[3] : 0;
+  int64_t worst = 0;
+  *compared = 0;
+  for (int k = 0; k < calls; ++k) {
+    const int64_t start = cache > 0 ? (k * 7) % (cache + 1) : 0;
+    Call c = make_call(*l->exec, &set, 89, start, 100 + k);
+    execute(*l, c);
+    const auto ref = run_reference(qdq, name, c);
+    const auto& outs = l->exec->outputs();
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const Codes codes = output_codes(g, set, outs[j], c.outputs[j], ref.at(outs[j].name));
+      for (size_t i = 0; i < codes.program.size(); ++i) {
+        worst = std::max(worst, std::abs(codes.program[i] - codes.reference[i]));
+        ++*compared;
+      }
+    }
+  }
+  return worst;
 }
 
 }  // namespace genai::backends_testing

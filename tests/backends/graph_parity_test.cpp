@@ -34,37 +34,6 @@ std::string case_name(const ::testing::TestParamInfo<ParityCase>& info) {
 
 class QuantizedParity : public ::testing::TestWithParam<ParityCase> {};
 
-// Max |program - reference| over every output code of `name`, for `calls` random calls.
-int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& name, bool shared, int calls,
-                            int64_t* compared, compile::KvFusion fusion = compile::KvFusion::kEightBit) {
-  backends::register_builtin_backends();
-  const compile::Backend* htp = compile::find_backend("htp");
-  const auto& bundle = q.bundles.at(pipeline::parse_graph_name(name));
-  auto l = lower_and_init(*htp, name, bundle,
-                          target_for("SM8650", shared, false, target::BackendType::kHtpBackend, fusion));
-  quant::QdqExecutor qdq(q.graphs, q.encodings);
-  const graph::Graph& g = *q.graphs.at(name);
-  const quant::EncodingSet& set = *q.encodings.at(name);
-  const int64_t cache = g.find_input("k_cache_0") ? g.find_input("k_cache_0")->type.shape[3] : 0;
-  int64_t worst = 0;
-  *compared = 0;
-  for (int k = 0; k < calls; ++k) {
-    const int64_t start = cache > 0 ? (k * 7) % (cache + 1) : 0;
-    Call c = make_call(*l->exec, &set, 89, start, 100 + k);
-    execute(*l, c);
-    const auto ref = run_reference(qdq, name, c);
-    const auto& outs = l->exec->outputs();
-    for (size_t j = 0; j < outs.size(); ++j) {
-      const Codes codes = output_codes(g, set, outs[j], c.outputs[j], ref.at(outs[j].name));
-      for (size_t i = 0; i < codes.program.size(); ++i) {
-        worst = std::max(worst, std::abs(codes.program[i] - codes.reference[i]));
-        ++*compared;
-      }
-    }
-  }
-  return worst;
-}
-
 TEST_P(QuantizedParity, ScalarAndSimdCodesEqualTheReference) {
   const ParityCase& p = GetParam();
   const auto model = block_friendly_model();

@@ -39,53 +39,14 @@ std::shared_ptr<const LoraAdapter> random_adapter(const Model& m, std::string na
   return a;
 }
 
-quant::QuantizedModel quantize_with(std::shared_ptr<const Model> model, std::vector<std::shared_ptr<const LoraAdapter>> adapters) {
-  quant::QuantizeOptions o;
-  o.mode = graph::ModelMode::kHybrid;
-  o.max_context_len = 32;
-  o.prefill_ar_len = 8;
-  o.recipe = quant::recipe_from_spelling("16a8w");
-  o.calibration.context_len = 32;
-  o.calibration.max_windows = 2;
-  o.adapters = std::move(adapters);
-  return quant::quantize_model(std::move(model), o);
-}
-
-// Max |program - reference| over every output code of method `name`, 3 random calls.
-int64_t max_code_difference(const quant::QuantizedModel& q, const std::string& name, int64_t* compared) {
-  backends::register_builtin_backends();
-  const compile::Backend* htp = compile::find_backend("htp");
-  auto l = lower_and_init(*htp, name, q.bundles.at(pipeline::parse_graph_name(name)), target_for("SM8650", true));
-  quant::QdqExecutor qdq(q.graphs, q.encodings);
-  const graph::Graph& g = *q.graphs.at(name);
-  const quant::EncodingSet& set = *q.encodings.at(name);
-  const int64_t cache = g.find_input("k_cache_0")->type.shape[3];
-  int64_t worst = 0;
-  *compared = 0;
-  for (int k = 0; k < 3; ++k) {
-    Call c = make_call(*l->exec, &set, 89, (k * 7) % (cache + 1), 100 + k);
-    execute(*l, c);
-    const auto ref = run_reference(qdq, name, c);
-    const auto& outs = l->exec->outputs();
-    for (size_t j = 0; j < outs.size(); ++j) {
-      const Codes codes = output_codes(g, set, outs[j], c.outputs[j], ref.at(outs[j].name));
-      for (size_t i = 0; i < codes.program.size(); ++i) {
-        worst = std::max(worst, std::abs(codes.program[i] - codes.reference[i]));
-        ++*compared;
-      }
-    }
-  }
-  return worst;
-}
-
 class LoraParity : public ::testing::TestWithParam<bool> {};  // qwen2 (q/k/v biases) or llama
 
 TEST_P(LoraParity, AdapterMethodsEqualTheirReferenceAndTheBaseStaysTheBase) {
   const auto model = block_friendly_model(11, false, GetParam());
   const auto alpha = random_adapter(*model, "alpha", 4, {"q_proj", "v_proj"}, 1);
   const auto beta = random_adapter(*model, "beta", 8, {"k_proj", "o_proj", "gate_proj", "down_proj"}, 2);
-  const auto q = quantize_with(model, {alpha, beta});
-  const auto plain = quantize_with(model, {});
+  const auto q = quantize(model, quant::recipe_from_spelling("16a8w"), graph::ModelMode::kHybrid, 32, 8, 0, {alpha, beta});
+  const auto plain = quantize(model, "16a8w", graph::ModelMode::kHybrid);
   for (const std::string adapter : {"alpha", "beta"})
     for (const std::string base : {"kv_forward", "prefill_forward"}) {
       const std::string name = base + std::string(pipeline::kLoraInfix) + adapter;
@@ -95,7 +56,7 @@ TEST_P(LoraParity, AdapterMethodsEqualTheirReferenceAndTheBaseStaysTheBase) {
       int64_t compared = 0;
       for (auto mode : {kernels::KernelMode::kScalar, kernels::KernelMode::kSimd}) {
         kernels::ScopedKernelMode guard(mode);
-        EXPECT_EQ(max_code_difference(q, name, &compared), 0) << name;
+        EXPECT_EQ(max_code_difference(q, name, true, 3, &compared), 0) << name;
         EXPECT_GT(compared, 600);
       }
       // Every base weight: the base's encoding object itself.

@@ -264,31 +264,40 @@ TEST_F(QnnLowering, ContextsPastTheSimulatorsBudgetAreSwappedOrSpreadAndGiveTheS
 // A budget that holds one method's contexts but not both: the first decode step loads kv_forward's
 // contexts in place of prefill_forward's, and the steps after it load nothing (room comes from the
 // other method's contexts first).
-TEST_F(QnnLowering, DecodingKeepsItsContextsWhenOnlyOneMethodFits) {
-  auto args = compile_args(dir_->file("sharded"));
-  args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
-  const std::string pte = compile(args) + "/text_decoder.pte";
+// The sharded tiny program (2 methods x 2 shards of about equal size) prefilled, then decoded
+// with `processes` simulator processes and a budget of `budget_tenths` tenths of all its contexts:
+// the contexts loaded by the decode steps after the first (which brings kv_forward's in).
+uint64_t reloads_while_decoding(const std::string& pte, size_t processes, uint64_t budget_tenths,
+                                uint64_t* resident_after = nullptr) {
   backends::register_builtin_backends();
-  const size_t previous_processes = backends::set_qnn_simulator_processes(1);
+  const size_t previous_processes = backends::set_qnn_simulator_processes(processes);
   uint64_t total = 0;
   {
     auto all = make_program_session(runtime::ProgramInstance::load(pte));
-    total = backends::qnn_simulator_resident_bytes();  // both methods, two contexts each
+    total = backends::qnn_simulator_resident_bytes();
   }
-  ASSERT_GT(total, 0u);
-  const uint64_t previous_budget = backends::set_qnn_simulator_budget(total * 6 / 10);
+  EXPECT_GT(total, 0u);
+  const uint64_t previous_budget = backends::set_qnn_simulator_budget(total * budget_tenths / 10);
   auto session = make_program_session(runtime::ProgramInstance::load(pte));
-  const std::vector<int32_t> prompt{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19};
-  session->forward(prompt);
+  session->forward(std::vector<int32_t>{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19});
   const int32_t next = 7;
-  session->forward(std::span(&next, 1));  // kv_forward's contexts come in
+  session->forward(std::span(&next, 1));
   const uint64_t before = backends::qnn_simulator_context_loads();
   for (int i = 0; i < 4; ++i) session->forward(std::span(&next, 1));
-  EXPECT_EQ(backends::qnn_simulator_context_loads() - before, 0u);
-  EXPECT_LE(backends::qnn_simulator_resident_bytes(), total * 6 / 10);
+  const uint64_t reloads = backends::qnn_simulator_context_loads() - before;
+  if (resident_after) *resident_after = backends::qnn_simulator_resident_bytes() * 10 / total;  // in tenths
   session.reset();
   backends::set_qnn_simulator_budget(previous_budget);
   backends::set_qnn_simulator_processes(previous_processes);
+  return reloads;
+}
+
+TEST_F(QnnLowering, DecodingKeepsItsContextsWhenOnlyOneMethodFits) {
+  auto args = compile_args(dir_->file("sharded"));
+  args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
+  uint64_t resident_tenths = 0;
+  EXPECT_EQ(reloads_while_decoding(compile(args) + "/text_decoder.pte", 1, 6, &resident_tenths), 0u);
+  EXPECT_LE(resident_tenths, 6u);
 }
 
 // A process that holds one shard's context but not two: the pool puts each shard of a method in a
@@ -297,26 +306,7 @@ TEST_F(QnnLowering, DecodingKeepsItsContextsWhenOnlyOneMethodFits) {
 TEST_F(QnnLowering, ShardsOfOneMethodAreSpreadOverProcesses) {
   auto args = compile_args(dir_->file("sharded"));
   args.insert(args.end(), {"--enable_x86_64", "--num_sharding", "2"});
-  const std::string pte = compile(args) + "/text_decoder.pte";
-  backends::register_builtin_backends();
-  const size_t previous_processes = backends::set_qnn_simulator_processes(2);
-  uint64_t total = 0;
-  {
-    auto all = make_program_session(runtime::ProgramInstance::load(pte));
-    total = backends::qnn_simulator_resident_bytes();  // 2 methods x 2 shards of about equal size
-  }
-  const uint64_t previous_budget = backends::set_qnn_simulator_budget(total * 3 / 10);
-  auto session = make_program_session(runtime::ProgramInstance::load(pte));
-  const std::vector<int32_t> prompt{1, 17, 42, 9, 23, 5, 77, 31, 2, 64, 8, 19};
-  session->forward(prompt);
-  const int32_t next = 7;
-  session->forward(std::span(&next, 1));
-  const uint64_t before = backends::qnn_simulator_context_loads();
-  for (int i = 0; i < 4; ++i) session->forward(std::span(&next, 1));
-  EXPECT_EQ(backends::qnn_simulator_context_loads() - before, 0u);
-  session.reset();
-  backends::set_qnn_simulator_budget(previous_budget);
-  backends::set_qnn_simulator_processes(previous_processes);
+  EXPECT_EQ(reloads_while_decoding(compile(args) + "/text_decoder.pte", 2, 3), 0u);
 }
 
 // One output of one step compared, simulator against our executor, in output steps.
