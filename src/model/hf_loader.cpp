@@ -91,6 +91,10 @@ Model load_hf_model(const std::filesystem::path& dir, bool with_tokenizer) {
     // compiled decoder serves audio prompts, so the adapter is merged (text-only prompts too run
     // with it, where transformers would switch it off).
     if (m.speech->config.lora_adapter) {
+      for (const char* file : {"adapter_config.json", "adapter_model.safetensors"})
+        if (!std::filesystem::exists(dir / file))
+          throw_input_error("{}: missing (config.json has has_lora_adapter = true: the adapter's {})",
+                            (dir / file).string(), std::string_view(file) == "adapter_config.json" ? "settings" : "tensors");
       const int64_t merged = merge_lora_adapter(dir, c, m.weights);
       log::info("{}: LoRA adapter merged into {} decoder weights", dir.string(), merged);
     }
