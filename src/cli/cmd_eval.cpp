@@ -23,6 +23,7 @@ nlohmann::json eval_json(const orchestrator::RecipeEvaluation& e) {
   const EvalReport& r = e.report;
   nlohmann::json j;
   j["recipe"] = r.recipe;
+  if (!e.lora.empty()) j["lora"] = e.lora;
   j["eval_tokens"] = r.eval_tokens;
   j["eval_windows"] = r.eval_windows;
   j["eval_text"] = e.eval_text;
@@ -52,7 +53,7 @@ nlohmann::json eval_json(const orchestrator::RecipeEvaluation& e) {
 
 void print_text(const orchestrator::RecipeEvaluation& e) {
   const EvalReport& r = e.report;
-  std::printf("recipe: %s\n", r.recipe.c_str());
+  std::printf("recipe: %s%s\n", r.recipe.c_str(), e.lora.empty() ? "" : (", LoRA adapter " + e.lora).c_str());
   if (e.sqnr_eval) {
     std::printf("eval text: %s, %lld windows of %lld tokens\n", e.eval_text.c_str(), static_cast<long long>(r.eval_windows),
                 static_cast<long long>(r.eval_windows > 0 ? r.eval_tokens / r.eval_windows + 1 : 0));

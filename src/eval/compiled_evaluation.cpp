@@ -68,7 +68,8 @@ std::filesystem::path private_temp_dir() {
 
 EvalProgramShape eval_program_shape(int64_t window) { return {window, window + 1}; }
 
-CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles) : dir_(private_temp_dir()) {
+CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles, const std::string& adapter)
+    : dir_(private_temp_dir()) {
   try {
     backends::register_builtin_backends();
     compile::CompileRequest req;
@@ -80,6 +81,7 @@ CompiledWindows::CompiledWindows(const Model& model, const pipeline::GraphBundle
     req.sync_programs = false;  // removed with this object; a crash leaves nothing to trust
     const compile::CompileResult r = compile::compile_artifacts(req);
     session_ = make_program_session(runtime::ProgramInstance::load(r.artifacts.at(pipeline::ArtifactKey::kTextDecoder)));
+    if (!adapter.empty()) session_->set_adapter(adapter);
   } catch (...) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);

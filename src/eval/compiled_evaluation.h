@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "eval/quant_evaluation.h"
 #include "pipeline/graph_bundle.h"
@@ -34,7 +35,8 @@ class CompiledWindows {
   // one prefill call per window, exactly the QDQ reference's full-autoregressive window) or the
   // pipeline's own shape (a window longer than the prefill AR runs as consecutive prefill calls
   // over the cache, as the deployed program runs a long prompt).
-  CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles);
+  // `adapter`: run that LoRA adapter's methods (its graphs among the bundles), not the base's.
+  CompiledWindows(const Model& model, const pipeline::GraphBundles& bundles, const std::string& adapter = "");
   // `text_decoder`: a text decoder program of our lowering (any SoC: the program runs on the host
   // either way). The file must outlive this object.
   explicit CompiledWindows(const std::filesystem::path& text_decoder);

@@ -64,4 +64,11 @@ void untie_output_head(Model& model) {
   model.config.tied_embeddings = false;
 }
 
+std::shared_ptr<const Model> model_with_adapter(const Model& base, const LoraAdapter& adapter) {
+  auto adapted = std::make_shared<Model>(base);
+  adapted->weights = *weights_with_adapter(base.weights, adapter);
+  adapted->lora_adapters.clear();
+  return adapted;
+}
+
 }  // namespace genai

@@ -47,4 +47,8 @@ Model load_model(const std::filesystem::path& checkpoint, const LoadOptions& opt
 // two can be quantized differently (-E/--embedding_quantize). No-op for an untied model.
 void untie_output_head(Model& model);
 
+// The float model of an adapter's graphs: `base` with the adapter's factors among its weights
+// (weights_with_adapter; the base tensors shared, not copied) and no adapters of its own.
+std::shared_ptr<const Model> model_with_adapter(const Model& base, const LoraAdapter& adapter);
+
 }  // namespace genai

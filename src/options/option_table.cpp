@@ -343,18 +343,20 @@ std::vector<OptionSpec> make_table() {
                       check_rotation));
   t.push_back(checked(ours(note(opt("lora_adapter", T::kStringList, None,
                                     "LoRA adapter NAME=DIR (a PEFT folder), kept beside the frozen weights as its own "
-                                    "methods of the decoder program (repeatable)",
-                                    P | C),
+                                    "methods of the decoder program (repeatable; `genai eval` quantizes the one --lora names)",
+                                    P | C | E),
                                 "run-time LoRA adapters")),
                       check_lora_adapter));
   t.push_back(checked(ours(note(opt("lora_calib_samples", T::kStringList, None,
                                     "An adapter's own calibration text NAME=FILE (as --calib_samples; default: the "
                                     "base model's), repeatable",
-                                    P | C),
+                                    P | C | E),
                                 "run-time LoRA adapters")),
                       check_lora_calib_samples));
-  t.push_back(checked(ours(note(opt("lora", T::kString, None, "The compiled LoRA adapter to run (default: none, the base model)",
-                                    P | R),
+  t.push_back(checked(ours(note(opt("lora", T::kString, None,
+                                    "The LoRA adapter to run (a compiled one) or, in `genai eval`, to measure (one of "
+                                    "--lora_adapter) (default: none, the base model)",
+                                    P | R | E),
                                 "run-time LoRA adapters")),
                       check_lora));
   t.push_back(ours(note(opt("json", T::kFlag, false, "Print one JSON object on stdout", ALL), "machine-readable output")));

@@ -32,6 +32,9 @@ struct EvalQuantizationSettings {
   // shape eval_program_shape(window). Float recipes and given encodings use the QDQ reference.
   bool compiled_eval = false;
   bool write_qdq = true;  // decode_qdq.json/.bin into the artifact dir
+  // Measure this LoRA adapter (one of the model's, `genai eval --lora`), not the base: the float
+  // model with its factors against its decode graph's encodings (or its compiled methods).
+  std::string lora;
   // Receives the evaluation and the seconds quantization took (0 with `encodings`).
   std::function<void(const EvalReport&, double quantize_seconds)> on_report;
 };

@@ -23,6 +23,7 @@
 #include "orchestrator/default_recipe.h"
 #include "orchestrator/option_readers.h"
 #include "orchestrator/quantization_settings.h"
+#include "pipeline/adapter_graphs.h"
 #include "quant/quantize.h"
 
 namespace genai::orchestrator {
@@ -76,6 +77,21 @@ void apply_recipe_options(const pipeline::QuantizationSettings& o, quant::Recipe
   if (o.embedding_quantize) quant::set_embedding_quantization(recipe, *o.embedding_quantize);
 }
 
+// The decode method whose encodings the check measures: kv_forward, or `genai eval --lora`'s
+// adapter's copy of it.
+std::string measured_kv_method(const EvalQuantizationSettings* s) {
+  if (!s || s->lora.empty()) return std::string(graph::kKvForward);
+  return std::string(graph_name_str(adapter_graph(GraphName::kKvForward, s->lora)));
+}
+
+// The float side of the check: the model, or `genai eval --lora`'s adapter on it.
+std::shared_ptr<const Model> measured_model(const std::shared_ptr<const Model>& model, const EvalQuantizationSettings* s) {
+  if (!s || s->lora.empty()) return model;
+  for (const auto& a : model->lora_adapters)
+    if (a->name == s->lora) return model_with_adapter(*model, *a);
+  throw_input_error("--lora {}: no --lora_adapter is named {}", s->lora, s->lora);
+}
+
 class Quantization final : public QuantizationStrategy {
  public:
   explicit Quantization(std::shared_ptr<const EvalQuantizationSettings> settings) : settings_(std::move(settings)) {}
@@ -100,7 +116,7 @@ class Quantization final : public QuantizationStrategy {
       quantize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       log::info("quantized with {} ({} calibration windows) in {:.1f}s", q->recipe.name, qo.windows.size(),
                 quantize_seconds);
-      encodings = q->encodings.at(std::string(graph::kKvForward));
+      encodings = q->encodings.at(measured_kv_method(s));
       eval_context = std::min<int64_t>(qo.max_context_len, kEvalContext);
       // The QDQ file is for evaluation (`genai eval --qdq`); a run that only builds programs
       // (--compile_only, `genai compile`) leaves exactly what a device needs in the artifact dir.
@@ -116,7 +132,7 @@ class Quantization final : public QuantizationStrategy {
       notes["calibration_seconds"] = q->calibration_seconds;
     }
 
-    Check check{in.model, encodings, {}, std::move(q), quantize_seconds,
+    Check check{measured_model(in.model, s), encodings, {}, std::move(q), quantize_seconds,
                 in.calibration_data ? in.calibration_data->size() : 0, {}};
     if (s && s->per_layer && in.calibration_data && !in.calibration_data->empty())
       check.first_calibration_window = in.calibration_data->front();
@@ -144,7 +160,7 @@ class Quantization final : public QuantizationStrategy {
     if (program_check && !s && in.check_on_program) {
       pending_ = std::move(check);
     } else if (program_check) {
-      eval::CompiledWindows program(*in.model, qm->bundles);
+      eval::CompiledWindows program(*in.model, qm->bundles, s ? s->lora : "");
       run_check(check, &program, notes);
     } else {
       run_check(check, nullptr, notes);
@@ -213,6 +229,7 @@ class Quantization final : public QuantizationStrategy {
                            {"top1_agreed", r.top1_agreed},
                            {"quantized_by", program ? "program" : "qdq"},
                            {"seconds", r.seconds}};
+    if (s && !s->lora.empty()) eval["lora"] = s->lora;
     if (!r.per_layer.empty()) eval["worst_tensor"] = {{"name", r.per_layer.front().name}, {"sqnr_db", finite_json_number(r.per_layer.front().sqnr_db)}};
     notes["eval"] = std::move(eval);
     notes["summary"] = fmt::format("recipe {}, {} calibration window(s); SQNR {:.1f} dB", r.recipe, c.calibration_windows, r.sqnr_db);
@@ -242,6 +259,8 @@ class Quantization final : public QuantizationStrategy {
     qo.separate_embedding = modality::takes_media(*in.model);
     qo.windows = *in.calibration_data;  // prepared with these calibration settings
     qo.adapters = in.model->lora_adapters;
+    if (settings_ && !settings_->lora.empty())  // `genai eval --lora`: only the adapter it measures
+      std::erase_if(qo.adapters, [&](const auto& a) { return a->name != settings_->lora; });
     return qo;
   }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -83,6 +84,27 @@ quant::QuantizeOptions quantize_options(const RecipeEvalOptions& v, const std::o
   return qo;
 }
 
+// --lora NAME measures adapter NAME, which eval quantizes from its --lora_adapter folder.
+void check_lora(const RecipeEvalOptions& v) {
+  std::vector<std::string> names;
+  for (const auto& spec : v.lora_adapters) names.push_back(spec.substr(0, spec.find('=')));
+  if (v.lora.empty()) {
+    if (!names.empty())
+      throw_input_error("--lora_adapter: genai eval measures one model; name the adapter to measure with --lora NAME "
+                        "(adapters: {})",
+                        fmt::join(names, ", "));
+    return;
+  }
+  if (names.empty())
+    throw_input_error("--lora {0}: genai eval quantizes the adapter it measures; give its folder with --lora_adapter {0}=DIR",
+                      v.lora);
+  if (std::find(names.begin(), names.end(), v.lora) == names.end())
+    throw_input_error("--lora {}: no --lora_adapter is named {} (adapters: {})", v.lora, v.lora, fmt::join(names, ", "));
+  if (!v.qdq.empty())
+    throw_input_error("--lora with --qdq: the file holds the base model's encodings; the adapter's come from quantizing "
+                      "it (drop --qdq)");
+}
+
 // The report page: the evaluation, the recipe and the techniques applied (eval/eval_report_html.h).
 void write_report(const RecipeEvalOptions& v, const RecipeEvaluation& e, const std::string& path) {
   const EvalReport& r = e.report;
@@ -119,6 +141,7 @@ RecipeEvaluation evaluate_recipe(const options::OptionValues& values) {
   if (v.checkpoint.empty())
     throw_input_error("genai eval needs --checkpoint (GGUF file, Hugging Face folder or llama2.c .bin)");
   const std::optional<std::string> recipe = requested_recipe(v);
+  check_lora(v);
   const int64_t max_context_len = v.max_context_len;
   if (max_context_len < 2) throw_input_error("--max_context_len must be >= 2, got {}", max_context_len);
   RecipeEvaluation e;
@@ -140,11 +163,13 @@ RecipeEvaluation evaluate_recipe(const options::OptionValues& values) {
   e.sqnr_eval = eo.sqnr_eval;
   e.prompt_eval = eo.prompt_eval;
   e.per_layer = v.per_layer;
+  e.lora = v.lora;
 
   // The pipeline's model_preparation and quantization stages, with eval's own settings.
   auto settings = std::make_shared<EvalQuantizationSettings>();
   settings->eval = eo;
   settings->write_qdq = !v.artifact.empty();
+  settings->lora = v.lora;
   if (const std::string& qdq = v.qdq; !qdq.empty()) {
     if (recipe || !v.quant_overrides.empty() || !v.quant_recipe_file.empty())
       throw_input_error("--qdq reads the recipe's encodings from the file; do not pass --quant_recipe/--quant_override/--quant_recipe_file");

@@ -20,6 +20,7 @@ struct RecipeEvaluation {
   std::string eval_text;          // the text file evaluated
   bool sqnr_eval = true, prompt_eval = true;  // --eval_methods
   bool per_layer = false;                     // --per_layer: report.sensitivity is filled
+  std::string lora;                           // --lora: the adapter measured (empty: the base)
 };
 
 // Runs the stages on `values` (read with kEvalScope defaults) and writes --report when given.

@@ -150,6 +150,9 @@ RecipeEvalOptions recipe_eval_options(const OptionValues& v) {
   e.calib_max_windows = v.get_int("calib_max_windows");
   e.calib_range = v.get_string("calib_range");
   e.calib_samples = list_or_empty(v, "calib_samples");
+  e.lora_adapters = list_or_empty(v, "lora_adapter");
+  e.lora_calib_samples = list_or_empty(v, "lora_calib_samples");
+  e.lora = text("lora");
   return e;
 }
 
@@ -164,6 +167,8 @@ OptionValues recipe_eval_stage_options(const RecipeEvalOptions& e) {
   if (!e.quant_overrides.empty()) values.set("quant_override", e.quant_overrides);
   values.set("seq_mse_candidates", e.seq_mse_candidates);
   values.set("gptq", e.gptq);
+  if (!e.lora_adapters.empty()) values.set("lora_adapter", e.lora_adapters);
+  if (!e.lora_calib_samples.empty()) values.set("lora_calib_samples", e.lora_calib_samples);
   return values;
 }
 

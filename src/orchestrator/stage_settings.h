@@ -47,6 +47,8 @@ struct RecipeEvalOptions {
   int64_t calib_len = 128, calib_max_windows = 4;
   std::string calib_range = "minmax";
   std::vector<std::string> calib_samples;
+  std::vector<std::string> lora_adapters, lora_calib_samples;  // NAME=DIR, NAME=FILE as given
+  std::string lora;  // the adapter measured instead of the base
 };
 RecipeEvalOptions recipe_eval_options(const options::OptionValues& values);
 // The option set `genai eval`'s pipeline run starts from (pipeline_run_from_options): the model

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/log.h"
 #include "pipeline/adapter_graphs.h"
@@ -83,12 +85,12 @@ pipeline::GraphBundle decoder_bundle(const Model& model, const QuantizeOptions& 
 void add_adapter(QuantizedModel& q, const std::shared_ptr<const Model>& model, const LoraAdapter& adapter,
                  const QuantizeOptions& o, const CalibrationOptions& co, const std::vector<std::vector<int32_t>>& windows,
                  const EncodingSet& base) {
-  auto adapted = std::make_shared<Model>(*model);
-  adapted->weights = *weights_with_adapter(model->weights, adapter);
+  const std::shared_ptr<const Model> adapted = model_with_adapter(*model, adapter);
   const graph::GraphMap graphs = graph::build_decoder_graphs(adapted, decoder_graph_options(o));
   std::shared_ptr<const Weights> weights(adapted, &adapted->weights);
-  const auto calib = graph::build_decoder_graph(adapted->config, weights, std::string(graph::kCalibration) + "_lora_" + adapter.name,
-                                                co.context_len, co.context_len);
+  const auto calib = graph::build_decoder_graph(
+      adapted->config, weights, fmt::format("{}{}{}", graph::kCalibration, pipeline::kLoraInfix, adapter.name),
+      co.context_len, co.context_len);
   RangeMap ranges;
   if (!q.recipe.is_float()) {
     // Its own text's windows (--lora_calib_samples), else the base's; both cut to the same length.

@@ -1,12 +1,14 @@
-// --lora_adapter end to end on two families: tiny Hugging Face folders from `genai synth`, two
+// --lora_adapter end to end on two families (the second in the long sweep): tiny Hugging Face folders from `genai synth`, two
 // PEFT adapters each (tests/python/lora_reference.py: rank 4 on q/v, rank 8 with rsLoRA on
 // k/o/gate/down), compiled into one program. Without --lora the program gives the tokens of a
 // compile without adapters; each adapter's tokens differ from the base's; switching adapters
 // between turns (A -> B -> none -> A) gives each run's tokens; the program stores the base's
-// data once; and the inputs the program cannot take are exit 2 naming the option or the file.
+// data once; the inputs the program cannot take are exit 2 naming the option or the file; and
+// `genai eval --lora` measures an adapter.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -28,14 +30,21 @@ std::map<std::string, int64_t> named_data(const std::string& pte) {
   return out;
 }
 
-class LoraCli : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) {
-  TempDir dir;
+// A tiny Hugging Face folder of `arch` in dir/model and its two PEFT adapters in dir/alpha and
+// dir/beta (lora_reference.py). Returns the model folder.
+std::string adapted_model(const TempDir& dir, const std::string& arch) {
   const std::string model = dir.file("model");
-  ASSERT_EQ(run_genai({"synth", "--arch", GetParam(), "--format", "hf", "--seed", "3", "--out", model}).exit_code, 0);
+  const auto synth = run_genai({"synth", "--arch", arch, "--format", "hf", "--seed", "3", "--out", model});
+  EXPECT_EQ(synth.exit_code, 0) << synth.err;
   const auto py = run_process({"python3", python_script("lora_reference.py"), "--adapters", model, dir.path()});
-  ASSERT_EQ(py.exit_code, 0) << py.err;
+  EXPECT_EQ(py.exit_code, 0) << py.err;
+  return model;
+}
+
+void adapters_end_to_end(const std::string& arch) {
+  TempDir dir;
+  const std::string model = adapted_model(dir, arch);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   const std::vector<std::string> shape = {"--soc_model", "SM8650", "--enable_x86_64", "--quant_recipe", "16a8w",
                                           "--max_seq_len", "96", "--prefill_ar_len", "16"};
   const std::string base = dir.file("base"), adapted = dir.file("adapted");
@@ -79,7 +88,7 @@ TEST_P(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) {
   }
   for (const auto& [key, size] : adapted_data) adapted_bytes += size;
   EXPECT_GT(adapted_bytes, base_bytes);
-  std::printf("%s: named data %lld bytes without adapters, %lld with two\n", GetParam().c_str(),
+  std::printf("%s: named data %lld bytes without adapters, %lld with two\n", arch.c_str(),
               static_cast<long long>(base_bytes), static_cast<long long>(adapted_bytes));
   const json manifest = run_genai_json({"inspect", adapted + "/text_decoder.pte", "--json"});
   std::vector<std::string> methods;
@@ -144,7 +153,44 @@ TEST_P(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) {
   EXPECT_NE(missing.err.find(dir.file("nowhere") + "/adapter_config.json"), std::string::npos) << missing.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, LoraCli, ::testing::Values("llama", "qwen2"));
+// The second family's run is the long sweep's: the switching is the scheduler's, the same for
+// every family, and LoraParity holds both families' adapters to PEFT and to their QDQ reference
+// in every run.
+TEST(LoraCli, AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) { adapters_end_to_end("llama"); }
+TEST(LoraCli, LongQwen2AdaptersSwitchBetweenTurnsAndTheBaseStaysExact) { adapters_end_to_end("qwen2"); }
+
+// `genai eval --lora`: the adapter measured against its own float model. Its compiled methods and
+// its QDQ reference give the same figures (the program equals the reference code for code), and
+// its float model is not the base's.
+TEST(LoraEval, AnAdapterIsMeasuredByItsMethodsAsByItsReference) {
+  TempDir dir;
+  const std::string model = adapted_model(dir, "llama");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const std::vector<std::string> eval = {"eval", "--checkpoint", model, "--quant_recipe", "16a8w", "--max_context_len", "48",
+                                         "--eval_max_tokens", "192", "--calib_len", "24", "--eval_methods", "sqnr_eval",
+                                         "--json"};
+  const std::vector<std::string> adapters = {"--lora_adapter", "alpha=" + dir.file("alpha"), "--lora_adapter",
+                                             "beta=" + dir.file("beta")};
+  const json base = run_genai_json(eval);
+  const json program = run_genai_json(eval + adapters + std::vector<std::string>{"--lora", "alpha", "--eval_on", "program"});
+  const json reference = run_genai_json(eval + adapters + std::vector<std::string>{"--lora", "alpha", "--eval_on", "qdq"});
+  EXPECT_EQ(program["lora"], "alpha");
+  EXPECT_FALSE(base.contains("lora"));
+  EXPECT_EQ(program["eval_tokens"], base["eval_tokens"]);
+  EXPECT_DOUBLE_EQ(program["sqnr_db"].get<double>(), reference["sqnr_db"].get<double>());
+  EXPECT_DOUBLE_EQ(program["perplexity"]["quantized"].get<double>(), reference["perplexity"]["quantized"].get<double>());
+  EXPECT_EQ(program["top1_agreement"], reference["top1_agreement"]);
+  EXPECT_GT(program["sqnr_db"].get<double>(), 15.0);
+  const double adapted = program["perplexity"]["float"].get<double>(), plain = base["perplexity"]["float"].get<double>();
+  EXPECT_GT(std::abs(adapted - plain), 1e-3 * plain) << adapted << " vs " << plain;
+
+  const auto unknown = run_genai(eval + adapters + std::vector<std::string>{"--lora", "gamma"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no --lora_adapter is named gamma (adapters: alpha, beta)"), std::string::npos) << unknown.err;
+  const auto unnamed = run_genai(eval + adapters);
+  EXPECT_EQ(unnamed.exit_code, 2);
+  EXPECT_NE(unnamed.err.find("--lora NAME"), std::string::npos) << unnamed.err;
+}
 
 }  // namespace
 }  // namespace genai::testing
