@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
+#include "core/html_escape.h"
 
 namespace genai {
 namespace {
@@ -20,24 +21,9 @@ void put(std::string& out, fmt::format_string<T...> format, T&&... args) {
 }
 
 // ---- Text ----------------------------------------------------------------------------------
-// Every string from the caller goes through escape_html. The *_html number helpers return markup
-// (they may hold entities), so their results are inserted as they are, never escaped again.
-
-std::string escape_html(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+// Every string from the caller goes through escape_html (core/html_escape.h). The *_html number
+// helpers return markup (they may hold entities), so their results are inserted as they are,
+// never escaped again.
 
 // fmt would print "inf" and "nan", which read like a formatting bug; the page uses symbols.
 std::string non_finite_html(double v) {
