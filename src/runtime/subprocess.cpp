@@ -44,6 +44,7 @@ struct Pipe {
 // runs (an exception while reading), so no zombie and no orphan is left.
 struct Child {
   pid_t pid = -1;
+  bool own_group = true;
   bool reaped = false;
   int status = 0;
   bool try_reap() {
@@ -53,7 +54,7 @@ struct Child {
     return reaped;
   }
   void kill_group() {
-    kill(-pid, SIGKILL);  // its process group: grandchildren too
+    if (own_group) kill(-pid, SIGKILL);  // its process group: grandchildren too
     if (!reaped) kill(pid, SIGKILL);
   }
   void reap() {
@@ -85,13 +86,15 @@ std::string ProcessResult::describe() const {
   return fmt::format("exit {}", exit_code);
 }
 
-ProcessResult run_subprocess(const std::vector<std::string>& argv, milliseconds timeout) {
+ProcessResult run_subprocess(const std::vector<std::string>& argv, milliseconds timeout, ProcessGroup group) {
   Pipe out, err;
   // Its own process group, so a deadline kills what it started as well.
   SpawnRequest request;
   request.argv = argv;
   request.fds = {{kSpawnDevNull, 0}, {out.fd[1], 1}, {err.fd[1], 2}};
+  request.new_process_group = group == ProcessGroup::kOwn;
   Child child;
+  child.own_group = request.new_process_group;
   child.pid = spawn_process(request);  // Failure "cannot run ..."
   out.close_end(1);
   err.close_end(1);

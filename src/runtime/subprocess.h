@@ -29,9 +29,15 @@ struct ProcessResult {
 inline constexpr size_t kMaxCapturedOutput = 16u << 20;  // per stream
 inline constexpr std::chrono::milliseconds kNoTimeout{0};
 
+// kOwn: the child leads a process group of its own, and a deadline kills the group. kCallers: it
+// stays in ours, so whoever kills our group (a Ray worker's cleanup, a terminal's Ctrl-C) ends it
+// with us; a deadline then kills the child alone.
+enum class ProcessGroup { kOwn, kCallers };
+
 // Runs argv[0] (an absolute path, or a name searched on PATH) with argv and waits, at most
 // `timeout` (kNoTimeout: no deadline). Failure when the program cannot be started at all.
-ProcessResult run_subprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = kNoTimeout);
+ProcessResult run_subprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = kNoTimeout,
+                             ProcessGroup group = ProcessGroup::kOwn);
 
 // The first executable file named `program` in the ':'-separated directory list `path_env`
 // (the PATH value); nullopt when there is none.
