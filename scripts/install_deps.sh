@@ -74,6 +74,12 @@ fi
 if ! python3 -c 'import importlib.metadata as m; assert m.version("onnxruntime-qnn") == "2.7.0"' 2>/dev/null; then
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "onnxruntime-qnn==2.7.0"
 fi
+# Ray, for `genai sweep --ray` (src/sweep/ray_driver.py runs in this interpreter, or in
+# $GENAI_PYTHON's): a product dependency, pinned like the QNN EP. Plain `ray` (no extras) has the
+# `ray start` CLI and the task API the sweep uses; no dashboard.
+if ! python3 -c 'import importlib.metadata as m; assert m.version("ray") == "2.60.0"' 2>/dev/null; then
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "ray==2.60.0"
+fi
 if (( want_test )); then
   # The ONNX reference (tests/python/onnx_qdq_run.py) reads the exported models with `onnx`.
   if ! python3 -c 'import importlib.metadata as m; m.version("onnx")' 2>/dev/null; then
