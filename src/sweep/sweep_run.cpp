@@ -103,7 +103,11 @@ void run_on_ray(const SweepMatrix& m, const std::vector<const SweepCell*>& cells
   // A cell without its result.json never finished: its worker died on every attempt (the
   // driver's line says how), or the driver itself stopped before it.
   for (const SweepCell* c : cells) {
-    if (!completed_cell_result(o.out, c->name).is_null()) continue;
+    if (!completed_cell_result(o.out, c->name).is_null()) {
+      if (auto it = lines.find(c->name); it != lines.end() && it->second.contains("node") && it->second["node"].is_string())
+        log::info("sweep: {} ran on Ray node {}", c->name, it->second["node"].get<std::string>().substr(0, 12));
+      continue;
+    }
     auto it = lines.find(c->name);
     const std::string why = it == lines.end() ? fmt::format("the Ray driver ended ({}) before the cell did", r.describe())
                                               : it->second.value("error", std::string("no result"));
