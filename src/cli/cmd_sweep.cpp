@@ -1,7 +1,6 @@
 // `genai sweep`: every combination of a matrix's models, SoCs, lowerings, recipes and technique
 // sets compiled, evaluated and benchmarked, here or on a Ray cluster, into one report.
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -12,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/whole_file.h"
+#include "runtime/subprocess.h"
 #include "sweep/sweep_cell.h"
 #include "sweep/sweep_run.h"
 
@@ -26,13 +26,6 @@ struct SweepArgs {
   int ray_max_retries = 1;
   bool json = false;
 };
-
-fs::path this_executable() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw_failure("cannot find genai's own executable (/proc/self/exe): {}", ec.message());
-  return p;
-}
 
 int run_one_cell(const SweepArgs& a) {
   const std::optional<std::string> text = read_whole_file(a.cell);
@@ -72,11 +65,12 @@ CommandAction setup_sweep(CLI::App& sub) {
     const sweep::SweepMatrix m = sweep::read_sweep_matrix(a->matrix);
     sweep::SweepRunOptions o;
     o.out = fs::absolute(a->artifact);
-    o.genai = this_executable();
+    const std::optional<fs::path> self = runtime::this_executable();
+    if (!self) throw_failure("cannot find genai's own executable (/proc/self/exe), which the cells run");
+    o.genai = *self;
     o.jobs = a->jobs;
     o.ray = a->ray;
     o.ray_max_retries = a->ray_max_retries;
-    if (const char* py = std::getenv("GENAI_PYTHON"); py && *py) o.python = py;
     const sweep::SweepSummary s = sweep::run_sweep(m, o);
     log::info("sweep: {} cell(s): {} run, {} already complete, {} failed, in {:.1f} s; {}", s.cells, s.ran, s.skipped,
               s.failed, s.seconds, (o.out / "report.html").string());

@@ -97,11 +97,10 @@ fs::path resolve_runner_binary(const fs::path& requested) {
     // genai-aarch64 next to this genai, else the static build of scripts/build_aarch64.sh in
     // build-aarch64/ beside this genai's build folder.
     std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     std::vector<fs::path> candidates;
-    if (!ec) {
-      candidates.push_back(self.parent_path() / "genai-aarch64");
-      candidates.push_back(self.parent_path().parent_path() / "build-aarch64" / "genai");
+    if (const std::optional<fs::path> self = this_executable()) {
+      candidates.push_back(self->parent_path() / "genai-aarch64");
+      candidates.push_back(self->parent_path().parent_path() / "build-aarch64" / "genai");
     }
     for (const auto& c : candidates)
       if (fs::is_regular_file(c, ec)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -178,6 +179,18 @@ std::string printable_tail(std::string_view s, size_t n) {
     }
   }
   return out;
+}
+
+std::string python_interpreter() {
+  const char* env = std::getenv("GENAI_PYTHON");
+  return env != nullptr && *env != '\0' ? env : "python3";
+}
+
+std::optional<std::filesystem::path> this_executable() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  return self;
 }
 
 std::optional<std::filesystem::path> find_on_path(std::string_view program, std::string_view path_env) {

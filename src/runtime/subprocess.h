@@ -43,6 +43,13 @@ ProcessResult run_subprocess(const std::vector<std::string>& argv, std::chrono::
 // (the PATH value); nullopt when there is none.
 std::optional<std::filesystem::path> find_on_path(std::string_view program, std::string_view path_env);
 
+// The Python interpreter helper programs (the QNN bridge, the sweep's Ray driver) run in:
+// $GENAI_PYTHON, else `python3` from PATH.
+std::string python_interpreter();
+
+// This process's executable (/proc/self/exe), or nullopt when it cannot be read.
+std::optional<std::filesystem::path> this_executable();
+
 // Output of a child fit for an error message: the last `n` bytes, trailing blanks dropped,
 // control and non-UTF-8 bytes escaped (a child writing garbage must not garble the terminal).
 std::string printable_tail(std::string_view s, size_t n = 2000);

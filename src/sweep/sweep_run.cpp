@@ -33,7 +33,7 @@ using nlohmann::json;
 constexpr const char* kJobsFolder = ".jobs";
 
 CellJob job_for(const SweepMatrix& m, const SweepCell& cell, const SweepRunOptions& o) {
-  return CellJob{cell, m.bench, m.bench_settings, o.out, o.genai};
+  return CellJob{cell, m.bench, o.out, o.genai};
 }
 
 void run_local(const SweepMatrix& m, const std::vector<const SweepCell*>& cells, const SweepRunOptions& o) {
@@ -89,15 +89,16 @@ void run_on_ray(const SweepMatrix& m, const std::vector<const SweepCell*>& cells
   const fs::path spec_file = jobs / "ray_spec.json";
   write_file_atomic(spec_file, spec.dump(1) + "\n");
   log::info("sweep: {} cell(s) to Ray at {}", cells.size(), o.ray);
+  const std::string python = runtime::python_interpreter();
   const runtime::ProcessResult r =
-      runtime::run_subprocess({o.python, "-c", std::string(ray_driver_source()), spec_file.string()});
+      runtime::run_subprocess({python, "-c", std::string(ray_driver_source()), spec_file.string()});
   const std::map<std::string, json> lines = driver_lines(r.out);
   if (!r.ok() && lines.empty()) {
     const std::string tail = runtime::printable_tail(r.err, 1500);
     if (tail.find("No module named 'ray'") != std::string::npos)
       throw_input_error("--ray needs the Python package ray for {} (python3 -m pip install ray; GENAI_PYTHON names "
                         "another interpreter)",
-                        o.python);
+                        python);
     throw_failure("--ray {}: the Ray driver failed ({}): {}", o.ray, r.describe(), tail);
   }
   // A cell without its result.json never finished: its worker died on every attempt (the

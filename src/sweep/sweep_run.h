@@ -21,7 +21,6 @@ struct SweepRunOptions {
   int jobs = 1;                 // cells at a time, without Ray
   std::string ray;              // "" = local; "auto" or HOST:PORT = that cluster
   int ray_max_retries = 1;      // a cell whose worker died is run again this many times
-  std::string python = "python3";  // the interpreter with `ray` installed
 };
 
 struct SweepSummary {

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/subprocess.h"
 #include "support/cli_json.h"
 #include "support/cli_runner.h"
 #include "support/file_helpers.h"
@@ -29,10 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string python() {
-  const char* p = std::getenv("GENAI_PYTHON");
-  return p && *p ? p : "python3";
-}
+std::string python() { return runtime::python_interpreter(); }
 
 struct Process {
   pid_t pid = 0, ppid = 0;

@@ -1,6 +1,5 @@
 #include "backends/qnn/qnn_bridge.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -10,6 +9,7 @@
 #include "backends/qnn/qnn_bridge_source.h"
 #include "core/error.h"
 #include "formats/byte_reader.h"
+#include "runtime/subprocess.h"
 #include "runtime/worker_process.h"
 
 namespace genai::backends::qnn {
@@ -122,9 +122,7 @@ QnnTensorInfo tensor_from_json(const json& j, std::string_view what) {
 size_t tensor_bytes(const QnnTensorInfo& t) { return static_cast<size_t>(shape_numel(t.shape)) * dtype_size(t.dtype); }
 
 std::vector<std::string> bridge_argv() {
-  const char* env = std::getenv("GENAI_PYTHON");
-  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
-  return {python, "-c", std::string(qnn_bridge_source())};
+  return {runtime::python_interpreter(), "-c", std::string(qnn_bridge_source())};
 }
 
 }  // namespace
