@@ -140,12 +140,11 @@ json cell_job_to_json(const CellJob& job) {
                         {"options", job.cell.options},
                         {"checkpoint", job.cell.checkpoint.string()},
                         {"checkpoint_bytes", job.cell.checkpoint_bytes}}},
-              {"bench", job.bench
-                            ? json{{"pp", job.bench_settings.pp},
-                                   {"tg", job.bench_settings.tg},
-                                   {"reps", job.bench_settings.reps},
-                                   {"threads", job.bench_settings.threads}}
-                            : json(false)},
+              {"bench", job.bench ? json{{"pp", job.bench->pp},
+                                         {"tg", job.bench->tg},
+                                         {"reps", job.bench->reps},
+                                         {"threads", job.bench->threads}}
+                                  : json(false)},
               {"out", job.out.string()},
               {"genai", job.genai.string()}};
 }
@@ -160,10 +159,9 @@ CellJob cell_job_from_json(const json& j, const std::string& origin) {
     job.cell.checkpoint = c.at("checkpoint").get<std::string>();
     job.cell.checkpoint_bytes = c.at("checkpoint_bytes").get<uint64_t>();
     const json& b = j.at("bench");
-    job.bench = !b.is_boolean();
-    if (job.bench) {
-      job.bench_settings = {b.at("pp").get<int64_t>(), b.at("tg").get<int64_t>(), b.at("reps").get<int64_t>(),
-                            b.at("threads").get<int64_t>()};
+    if (!b.is_boolean()) {
+      job.bench = BenchSettings{b.at("pp").get<int64_t>(), b.at("tg").get<int64_t>(), b.at("reps").get<int64_t>(),
+                                b.at("threads").get<int64_t>()};
     }
     job.out = j.at("out").get<std::string>();
     job.genai = j.at("genai").get<std::string>();
@@ -219,7 +217,7 @@ json run_cell(const CellJob& job) {
     result = step_failure(job.cell, "compile", compile);
   } else {
     if (job.bench) {
-      const BenchSettings& b = job.bench_settings;
+      const BenchSettings& b = *job.bench;
       bench = run_step(job, dir, "bench",
                        {job.genai.string(), "bench", "-a", program.string(), "--pp", std::to_string(b.pp), "--tg",
                         std::to_string(b.tg), "--reps", std::to_string(b.reps), "--threads", std::to_string(b.threads),
@@ -237,7 +235,7 @@ json run_cell(const CellJob& job) {
     }
   }
   result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_file_atomic(dir / kCellResultFile, result.dump(1) + "\n");
+  write_cell_result(job.out, job.cell.name, result);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,8 +25,7 @@ inline constexpr const char* kCellResultFile = "result.json";
 // What a cell needs to run anywhere: the cell, what it measures, the genai executable.
 struct CellJob {
   SweepCell cell;
-  bool bench = true;
-  BenchSettings bench_settings;
+  std::optional<BenchSettings> bench;  // nullopt: no benchmark
   std::filesystem::path out;    // the sweep's folder; the cell writes out/<cell.name>/
   std::filesystem::path genai;  // the executable the steps run (absolute)
 };

@@ -148,7 +148,7 @@ std::vector<Technique> techniques_of(const json& m, const fs::path& origin, cons
   return out;
 }
 
-int64_t positive_int(const json& b, std::string_view key, int64_t fallback, int64_t min, const fs::path& origin) {
+int64_t bench_int(const json& b, std::string_view key, int64_t fallback, int64_t min, const fs::path& origin) {
   auto it = b.find(key);
   if (it == b.end()) return fallback;
   if (!it->is_number_integer() || it->get<int64_t>() < min)
@@ -179,15 +179,16 @@ SweepMatrix sweep_matrix_from_json(const json& m, const fs::path& origin) {
   const json common = m.contains("options") ? option_object(m["options"], "'options'", origin, base) : json::object();
   if (auto b = m.find("bench"); b != m.end()) {
     if (b->is_boolean()) {
-      out.bench = b->get<bool>();
+      if (!b->get<bool>()) out.bench.reset();
     } else if (b->is_object()) {
       for (const auto& [key, _] : b->items())
         if (key != "pp" && key != "tg" && key != "reps" && key != "threads")
           throw_input_error("sweep matrix {}: bench has unknown key '{}' (valid: pp, tg, reps, threads)", origin.string(), key);
-      out.bench_settings.pp = positive_int(*b, "pp", out.bench_settings.pp, 0, origin);
-      out.bench_settings.tg = positive_int(*b, "tg", out.bench_settings.tg, 0, origin);
-      out.bench_settings.reps = positive_int(*b, "reps", out.bench_settings.reps, 1, origin);
-      out.bench_settings.threads = positive_int(*b, "threads", out.bench_settings.threads, 1, origin);
+      BenchSettings& s = *out.bench;
+      s.pp = bench_int(*b, "pp", s.pp, 0, origin);
+      s.tg = bench_int(*b, "tg", s.tg, 0, origin);
+      s.reps = bench_int(*b, "reps", s.reps, 1, origin);
+      s.threads = bench_int(*b, "threads", s.threads, 1, origin);
     } else {
       throw_input_error("sweep matrix {}: 'bench' must be false or an object {{pp, tg, reps, threads}}", origin.string());
     }
@@ -211,7 +212,7 @@ SweepMatrix sweep_matrix_from_json(const json& m, const fs::path& origin) {
             o.update(model.options);
             o.update(t.options);
             // A cell computes on as many threads as it asks the scheduler for.
-            if (!o.contains("threads")) o["threads"] = out.bench_settings.threads;
+            if (!o.contains("threads")) o["threads"] = out.bench ? out.bench->threads : 1;
             o["checkpoint"] = model.checkpoint.string();
             o["soc_model"] = soc;
             o["lowering"] = lowering;

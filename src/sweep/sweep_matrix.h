@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@
 
 namespace genai::sweep {
 
-// What each cell measures after compiling: `genai bench` on its program (absent: no benchmark).
+// What `genai bench` measures on each cell's program.
 struct BenchSettings {
   int64_t pp = 32;       // prompt tokens of the prefill test (0: none)
   int64_t tg = 32;       // generated tokens of the decode test (0: none)
@@ -33,8 +34,7 @@ struct SweepCell {
 struct SweepMatrix {
   std::filesystem::path file;
   std::vector<SweepCell> cells;  // in matrix order: models, then SoCs, lowerings, recipes, techniques
-  bool bench = true;
-  BenchSettings bench_settings;
+  std::optional<BenchSettings> bench = BenchSettings{};  // nullopt: no benchmark ("bench": false)
 };
 
 // Reads and checks a matrix file (format: docs/sweep.md). InputError naming the file, the key

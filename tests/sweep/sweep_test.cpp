@@ -52,8 +52,9 @@ TEST(SweepMatrix, CellsAreTheProductInMatrixOrderWithCheckedOptions) {
   EXPECT_EQ(last.options["soc_model"], "SM8750");
   EXPECT_EQ(last.options["threads"], 2);  // a cell computes on the CPUs it asks for
   EXPECT_EQ(last.axes["techniques"], "hadamard");
-  EXPECT_EQ(s.bench_settings.pp, 8);
-  EXPECT_EQ(s.bench_settings.reps, 1);
+  ASSERT_TRUE(s.bench.has_value());
+  EXPECT_EQ(s.bench->pp, 8);
+  EXPECT_EQ(s.bench->reps, 1);
 }
 
 TEST(SweepMatrix, BadMatricesAreInputErrorsNamingWhatIsWrong) {
